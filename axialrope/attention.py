@@ -1,0 +1,99 @@
+"""Causal self-attention with RoPE, grouped-query heads and a KV cache (for text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from einops import rearrange
+from torch import nn
+
+from .embedding import RotaryEmbedding
+from .rotary import apply_rotary
+
+
+@dataclass
+class KVCache:
+    """Keys (already rotated) and values of the tokens seen so far.
+
+    keys, values: (batch, num_kv_heads, length, head_dim).
+    """
+
+    keys: torch.Tensor
+    values: torch.Tensor
+
+    @property
+    def length(self) -> int:
+        return self.keys.shape[-2]
+
+
+class RoPEAttention(nn.Module):
+    """Causal grouped-query self-attention; RoPE on q and k; an optional KV cache.
+
+    Args:
+        dim: model width; split into num_heads heads of dim // num_heads channels.
+        num_heads: query heads.
+        num_kv_heads: key/value heads (None: num_heads); num_heads must be a multiple,
+            each group of num_heads // num_kv_heads query heads shares one key/value head.
+        theta, scaling: RoPE base and context scaling (see `rope_frequencies`).
+
+    forward(x, cache=None) with x (batch, seq, dim) returns (y, cache): y (batch, seq, dim)
+    and a `KVCache` holding every key and value so far. The chunk's positions continue
+    from cache.length; its tokens attend causally among themselves and to all the cache.
+    Keys are rotated once, when they enter the cache. With "dynamic" scaling the table
+    follows the current length, so cached keys keep the angles of the step they entered.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        num_heads: int,
+        num_kv_heads: int | None = None,
+        theta: float = 10000.0,
+        scaling=None,
+        bias: bool = False,
+    ):
+        super().__init__()
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        for name, value in (("dim", dim), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if dim % num_heads:
+            raise ValueError(f"dim={dim} must be divisible by num_heads={num_heads}")
+        if num_heads % num_kv_heads:
+            raise ValueError(f"num_heads={num_heads} must be divisible by num_kv_heads={num_kv_heads}")
+        self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
+        self.head_dim = dim // num_heads
+        self.q_proj = nn.Linear(dim, num_heads * self.head_dim, bias=bias)
+        self.kv_proj = nn.Linear(dim, 2 * num_kv_heads * self.head_dim, bias=bias)
+        self.out_proj = nn.Linear(num_heads * self.head_dim, dim, bias=bias)
+        self.rope = RotaryEmbedding(self.head_dim, theta=theta, scaling=scaling)
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> tuple[torch.Tensor, KVCache]:
+        if x.ndim != 3 or x.shape[-1] != self.q_proj.in_features:
+            raise ValueError(f"x must have shape (batch, seq, {self.q_proj.in_features}), got {tuple(x.shape)}")
+        new, past = x.shape[1], 0 if cache is None else cache.length
+        q = rearrange(self.q_proj(x), "b n (h d) -> b h n d", h=self.num_heads)
+        k, v = rearrange(self.kv_proj(x), "b n (two h d) -> two b h n d", two=2, h=self.num_kv_heads)
+
+        positions = torch.arange(past, past + new, device=x.device)
+        cos, sin = self.rope(positions, seq_len=past + new)  # (new, head_dim // 2)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        if cache is not None:
+            k = torch.cat((cache.keys, k), dim=-2)
+            v = torch.cat((cache.values, v), dim=-2)
+
+        # query i (position past + i) sees keys 0 .. past + i
+        mask = None
+        if cache is not None and new > 1:
+            mask = torch.ones(new, past + new, dtype=torch.bool, device=x.device).tril(diagonal=past)
+        y = F.scaled_dot_product_attention(
+            q, k, v,
+            attn_mask=mask,
+            is_causal=cache is None and new > 1,
+            # shares each key/value head across its query group without repeat_interleave copies
+            enable_gqa=self.num_kv_heads != self.num_heads,
+        )
+        y = rearrange(y, "b h n d -> b n (h d)")
+        return self.out_proj(y), KVCache(k, v)

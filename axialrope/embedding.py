@@ -1,0 +1,207 @@
+"""Rotary tables: coordinates in, half-width (cos, sin) out.
+
+`AxialRotaryEmbedding` splits the rotary dimension into one block per axis,
+axes_dims = (d_t, d_y, d_x); axis a's pairs rotate by coordinate a times that axis's
+own 1D frequencies (own theta, own scaling). `RotaryEmbedding` is the one-axis case
+for text. Tables come out float32 with each axis's attention factor folded in.
+
+Angles are formed in float64: float32 has an ulp of 0.125 at position 2^20, which
+would be a wrong angle, not a rounding.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from numbers import Real
+from typing import Callable, Sequence
+
+import torch
+from torch import nn
+
+from .coords import _per_axis, grid_coords
+from .frequencies import check_rotary_dim, check_theta, rope_frequencies
+from .scaling import RopeScaling, as_rope_scaling
+
+Table = tuple[torch.Tensor, torch.Tensor]
+
+
+class AxialRotaryEmbedding(nn.Module):
+    """N-D axial RoPE tables.
+
+    Args:
+        axes_dims: rotary channels per axis, each even, e.g. (16, 24, 24) for (t, y, x)
+            with head_dim 64. Their sum is the rotary dimension; channels of a head
+            beyond it pass through unrotated.
+        theta: one base for all axes, or one per axis.
+        scaling: one scaling (None, a transformers-format dict, a `RopeScaling`) for all
+            axes, or a list with one per axis.
+        head_dim: if given, checked to hold the rotary dimension.
+        cache_size: number of tables kept (least recently used dropped first).
+
+    forward(coords) with coords (..., seq, n_axes) returns cos, sin of shape
+    (..., seq, sum(axes_dims) // 2), axis blocks in the order of axes_dims. Tables are
+    cached per coords tensor (identity and version) and per grid in `for_grid`; every
+    key also holds theta, scaling and device. Callers must not modify tables in place.
+    """
+
+    def __init__(
+        self,
+        axes_dims: Sequence[int],
+        theta: float | Sequence[float] = 10000.0,
+        scaling=None,
+        head_dim: int | None = None,
+        cache_size: int = 16,
+    ):
+        super().__init__()
+        if isinstance(axes_dims, (int, str)) or not isinstance(axes_dims, Sequence) or len(axes_dims) == 0:
+            raise TypeError(f"axes_dims must be a non-empty sequence of ints, got {axes_dims!r}")
+        self.axes_dims = tuple(check_rotary_dim(d, f"axes_dims[{i}]") for i, d in enumerate(axes_dims))
+        if head_dim is not None and self.rotary_dim > check_rotary_dim(head_dim, "head_dim"):
+            raise ValueError(
+                f"axes_dims {self.axes_dims} sum to {self.rotary_dim} channels, more than head_dim={head_dim}"
+            )
+        self.cache_size = cache_size
+        self._cache: OrderedDict = OrderedDict()
+        self.set_frequencies(theta, scaling)
+
+    @property
+    def n_axes(self) -> int:
+        return len(self.axes_dims)
+
+    @property
+    def rotary_dim(self) -> int:
+        return sum(self.axes_dims)
+
+    def set_frequencies(self, theta: float | Sequence[float] = 10000.0, scaling=None) -> None:
+        """Replaces the per-axis theta and scaling (weights are untouched; caches key on both)."""
+        n = self.n_axes
+        thetas = [theta] * n if isinstance(theta, Real) else theta
+        if isinstance(thetas, (str, bytes)) or not isinstance(thetas, Sequence) or len(thetas) != n:
+            raise ValueError(f"theta must be a number or a sequence of {n} numbers (one per axis), got {theta!r}")
+        scalings = scaling if isinstance(scaling, (list, tuple)) else [scaling] * n
+        if len(scalings) != n:
+            raise ValueError(f"scaling must be one config or a list of {n} (one per axis), got {len(scalings)}")
+        self.thetas = tuple(check_theta(t, f"theta[{i}]") for i, t in enumerate(thetas))
+        self.scalings: tuple[RopeScaling | None, ...] = tuple(
+            as_rope_scaling(s, theta=t) for s, t in zip(scalings, self.thetas)
+        )
+        for dim, t, s in zip(self.axes_dims, self.thetas, self.scalings):
+            rope_frequencies(dim, t, s)  # fail now, not at the first forward (e.g. ntk with dim 2)
+
+    def axis_frequencies(self, seq_lens: Sequence[int | None] | None = None) -> list[tuple[torch.Tensor, float]]:
+        """Per axis: (inv_freq float64 (d_a // 2,), attention_factor) from `rope_frequencies`."""
+        seq_lens = seq_lens or (None,) * self.n_axes
+        return [rope_frequencies(*args) for args in zip(self.axes_dims, self.thetas, self.scalings, seq_lens)]
+
+    def forward(self, coords: torch.Tensor, seq_lens: Sequence[int | None] | None = None) -> Table:
+        """coords (..., seq, n_axes) -> cos, sin (..., seq, rotary_dim // 2), float32.
+
+        seq_lens: per-axis current length for "dynamic" scaling; when None it is read
+        from the coordinates (max + 1), which syncs with the device.
+        """
+        self._check_coords(coords)
+        return self._cached(("coords", id(coords), coords._version, coords.device), coords,
+                            lambda: self._compute(coords, seq_lens), seq_lens)
+
+    def for_grid(
+        self,
+        *sizes: int,
+        offset: float | Sequence[float] | None = None,
+        scale: float | Sequence[float] | None = None,
+        device: torch.device | str | None = None,
+    ) -> Table:
+        """The table of `grid_coords(*sizes, offset=offset, scale=scale)`: (prod(sizes), rotary_dim // 2).
+
+        Cached by value, so a model that asks for the same grid in every block and every
+        step builds the table once.
+        """
+        if len(sizes) != self.n_axes:
+            raise ValueError(f"expected {self.n_axes} grid sizes (one per axis), got {len(sizes)}: {sizes}")
+        offsets = tuple(_per_axis(offset, self.n_axes, "offset", 0.0))
+        scales = tuple(_per_axis(scale, self.n_axes, "scale", 1.0))
+        device = torch.device(device or "cpu")
+        build = lambda: self._compute(grid_coords(*sizes, offset=offsets, scale=scales, device=device), None)  # noqa: E731
+        return self._cached(("grid", sizes, offsets, scales, device), None, build, None)
+
+    def extra_repr(self) -> str:
+        return f"axes_dims={self.axes_dims}, thetas={self.thetas}, scalings={self.scalings}"
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_coords(self, coords) -> None:
+        if not isinstance(coords, torch.Tensor):
+            raise TypeError(f"coords must be a torch.Tensor, got {type(coords).__name__}")
+        if coords.is_complex() or coords.dtype == torch.bool:
+            raise TypeError(f"coords must be real (float or int), got dtype {coords.dtype}")
+        if coords.ndim < 2 or coords.shape[-1] != self.n_axes:
+            raise ValueError(
+                f"coords must have shape (..., seq, n_axes) with n_axes={self.n_axes}, got {tuple(coords.shape)}"
+            )
+
+    def _cached(self, key_head: tuple, anchor, compute: Callable[[], Table], seq_lens) -> Table:
+        # torch.compile traces straight through: the cache is Python state it must not see
+        if torch.compiler.is_compiling():
+            return compute()
+        seq_lens = None if seq_lens is None else tuple(seq_lens)
+        key = (*key_head, self.axes_dims, self.thetas, self.scalings, seq_lens)
+        hit = self._cache.get(key)
+        # the anchor (the coords tensor) is kept alive in the entry, so its id cannot be reused
+        if hit is not None and hit[0] is anchor:
+            self._cache.move_to_end(key)
+            return hit[1]
+        table = compute()
+        self._cache[key] = (anchor, table)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return table
+
+    def _compute(self, coords: torch.Tensor, seq_lens) -> Table:
+        if not torch.compiler.is_compiling() and coords.is_floating_point() and not torch.isfinite(coords).all():
+            raise ValueError("coords (positions) must be finite; found NaN or inf")
+        if seq_lens is None and any(s is not None and s.rope_type == "dynamic" for s in self.scalings):
+            # dynamic NTK depends on the current length: read it from the coordinates
+            longest = coords.detach().reshape(-1, self.n_axes).amax(dim=0) + 1
+            seq_lens = [int(n) for n in longest.tolist()]
+        # MPS has no float64: build there on the CPU, then move
+        device = torch.device("cpu") if coords.device.type == "mps" else coords.device
+        per_axis = self.axis_frequencies(seq_lens)
+        inv_freq = torch.cat([f for f, _ in per_axis]).to(device)  # (pairs,)
+        gain = torch.cat([torch.full((d // 2,), a, dtype=torch.float64) for d, (_, a) in zip(self.axes_dims, per_axis)])
+        pair_axis = torch.repeat_interleave(torch.arange(self.n_axes), torch.tensor(self.axes_dims) // 2).to(device)
+        # (..., seq, n_axes) -> (..., seq, pairs): each pair reads its own axis's coordinate
+        angles = coords.to(device=device, dtype=torch.float64).index_select(-1, pair_axis) * inv_freq
+        gain = gain.to(device)
+        cos = (angles.cos() * gain).float().to(coords.device)
+        sin = (angles.sin() * gain).float().to(coords.device)
+        return cos, sin
+
+
+class RotaryEmbedding(AxialRotaryEmbedding):
+    """1D RoPE tables for text: the one-axis case of `AxialRotaryEmbedding`.
+
+    Args:
+        dim: rotary dimension (even).
+        theta: the base.
+        scaling: None, a transformers-format dict or a `RopeScaling`.
+
+    forward(positions) with positions (..., seq), integer or float, any offset, returns
+    cos, sin of shape (..., seq, dim // 2), float32, attention factor folded in.
+    """
+
+    def __init__(self, dim: int, theta: float = 10000.0, scaling=None, cache_size: int = 16):
+        super().__init__((check_rotary_dim(dim),), theta=theta, scaling=scaling, cache_size=cache_size)
+
+    def forward(self, positions: torch.Tensor, seq_len: int | None = None) -> Table:
+        """positions (..., seq) -> cos, sin (..., seq, dim // 2).
+
+        seq_len: current length for "dynamic" scaling (None: max position + 1).
+        """
+        if not isinstance(positions, torch.Tensor):
+            raise TypeError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
+        if positions.ndim < 1:
+            raise ValueError("positions must have shape (..., seq), got a scalar")
+        coords = positions.unsqueeze(-1)
+        self._check_coords(coords)
+        seq_lens = None if seq_len is None else (seq_len,)
+        return self._cached(("positions", id(positions), positions._version, positions.device), positions,
+                            lambda: self._compute(coords, seq_lens), seq_lens)

@@ -1,0 +1,156 @@
+"""RoPE inverse frequencies, plain and context-scaled.
+
+One function, `rope_frequencies`, is the only place in the package where a
+frequency formula is written. Everything is computed in float64 on the CPU: the
+vectors are tiny (dim // 2 values) and float64 keeps them exact for later use at
+large positions.
+
+Notation (DESIGN.md section 3): d is the rotary dimension, b the base (theta),
+theta_i = b^(-2i/d) for i = 0 .. d/2 - 1, s the scaling factor L_eval / L_train.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import torch
+
+from .scaling import RopeScaling, as_rope_scaling
+
+
+def check_rotary_dim(dim, name: str = "dim") -> int:
+    """Raises unless `dim` is a positive even integer; returns it as an int."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
+    if dim <= 0 or dim % 2:
+        raise ValueError(f"{name} must be a positive even number (channels rotate in pairs), got {dim}")
+    return dim
+
+
+def check_theta(theta, name: str = "theta") -> float:
+    """Raises unless `theta` is a finite number > 1; returns it as a float."""
+    if isinstance(theta, bool) or not isinstance(theta, Real):
+        raise TypeError(f"{name} must be a real number, got {type(theta).__name__}")
+    if not (math.isfinite(theta) and theta > 1):
+        raise ValueError(f"{name} must be a finite number > 1 (the RoPE base), got {theta}")
+    return float(theta)
+
+
+def default_inv_freq(dim: int, theta: float) -> torch.Tensor:
+    """theta_i = theta^(-2i/dim) for i = 0 .. dim/2 - 1, float64, shape (dim // 2,)."""
+    exponents = torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    return theta**-exponents
+
+
+def _ntk_exponent(dim: int, kind: str) -> float:
+    if dim <= 2:
+        raise ValueError(f"dim must be > 2 for {kind} scaling (the base grows as s^(d/(d-2))), got {dim}")
+    return dim / (dim - 2)
+
+
+def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
+    """YaRN's attention temperature: 0.1 * mscale * ln(s) + 1, and 1 for s <= 1."""
+    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def yarn_correction_range(dim: int, theta: float, scaling: RopeScaling) -> tuple[float, float]:
+    """The pair indices (low, high) between which YaRN ramps from extrapolation to interpolation.
+
+    Pair i completes r_i = L_train * theta_i / (2 pi) rotations within the training length;
+    solving r_i = beta gives the (fractional) pair index where the ramp starts and ends.
+    """
+
+    def pair_index_for(rotations: float) -> float:
+        wavelength_ratio = scaling.original_max_position_embeddings / (rotations * 2 * math.pi)
+        return dim * math.log(wavelength_ratio) / (2 * math.log(theta))
+
+    low, high = pair_index_for(scaling.beta_fast), pair_index_for(scaling.beta_slow)
+    if scaling.truncate:
+        low, high = math.floor(low), math.ceil(high)
+    return max(low, 0), min(high, dim - 1)
+
+
+def yarn_attention_factor(scaling: RopeScaling) -> float:
+    """The factor that multiplies cos and sin under YaRN (q.k logits grow by its square)."""
+    if scaling.attention_factor is not None:
+        return scaling.attention_factor
+    if scaling.mscale and scaling.mscale_all_dim:
+        return yarn_get_mscale(scaling.factor, scaling.mscale) / yarn_get_mscale(scaling.factor, scaling.mscale_all_dim)
+    return yarn_get_mscale(scaling.factor)
+
+
+def _yarn(inv_freq: torch.Tensor, dim: int, theta: float, scaling: RopeScaling) -> tuple[torch.Tensor, float]:
+    low, high = yarn_correction_range(dim, theta, scaling)
+    if low == high:
+        high += 0.001  # a zero-width ramp would divide by zero
+    # ramp = 0 for high-frequency pairs (kept), 1 for low-frequency pairs (divided by s)
+    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    inv_freq = inv_freq * (1 - ramp) + inv_freq / scaling.factor * ramp
+    return inv_freq, yarn_attention_factor(scaling)
+
+
+def _llama3(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
+    trained = scaling.original_max_position_embeddings
+    wavelength = 2 * math.pi / inv_freq
+    long_wavelength = trained / scaling.low_freq_factor  # longer than this: divided by s
+    short_wavelength = trained / scaling.high_freq_factor  # shorter than this: kept
+    # between the two, blend smoothly in 1 / wavelength
+    smooth = (trained / wavelength - scaling.low_freq_factor) / (scaling.high_freq_factor - scaling.low_freq_factor)
+    blended = (1 - smooth) * inv_freq / scaling.factor + smooth * inv_freq
+    scaled = torch.where(wavelength > long_wavelength, inv_freq / scaling.factor, inv_freq)
+    is_medium = (wavelength >= short_wavelength) & (wavelength <= long_wavelength)
+    return torch.where(is_medium, blended, scaled)
+
+
+def rope_frequencies(
+    dim: int,
+    theta: float = 10000.0,
+    scaling: RopeScaling | dict | None = None,
+    seq_len: int | None = None,
+) -> tuple[torch.Tensor, float]:
+    """Inverse frequencies of RoPE over `dim` rotary channels, with optional context scaling.
+
+    Args:
+        dim: rotary dimension d (even); there are d // 2 rotated pairs.
+        theta: the base b.
+        scaling: None, a transformers-format dict (`{"rope_type": "yarn", "factor": 4.0,
+            "original_max_position_embeddings": 4096, ...}`) or a `RopeScaling`.
+        seq_len: the current length, used by "dynamic" only (None means the trained length).
+
+    Returns:
+        inv_freq: float64 tensor of shape (dim // 2,), on the CPU.
+        attention_factor: multiplies cos and sin (1.0 except for YaRN).
+
+    Formulas (s = factor):
+        linear:  theta_i / s
+        ntk:     base b * s^(d/(d-2))
+        dynamic: base b * (s * L / L_train - (s - 1))^(d/(d-2)), L = max(seq_len, L_train)
+        yarn:    theta_i blended towards theta_i / s by a ramp over the pairs that rotate
+                 between beta_fast and beta_slow times within L_train
+        llama3:  theta_i / s above wavelength L_train / low_freq_factor, kept below
+                 L_train / high_freq_factor, blended between
+    """
+    dim = check_rotary_dim(dim)
+    theta = check_theta(theta)
+    scaling = as_rope_scaling(scaling, theta=theta)
+    kind = "default" if scaling is None else scaling.rope_type
+    inv_freq = default_inv_freq(dim, theta)
+    if kind == "default":
+        return inv_freq, 1.0
+    if kind == "linear":
+        return inv_freq / scaling.factor, 1.0
+    if kind == "ntk":
+        return default_inv_freq(dim, theta * scaling.factor ** _ntk_exponent(dim, kind)), 1.0
+    if kind == "dynamic":
+        trained = scaling.original_max_position_embeddings
+        if seq_len is not None and (isinstance(seq_len, bool) or not isinstance(seq_len, Real) or seq_len < 0):
+            raise ValueError(f"seq_len must be a non-negative number or None, got {seq_len!r}")
+        length = trained if seq_len is None else max(seq_len, trained)
+        growth = scaling.factor * length / trained - (scaling.factor - 1)
+        return default_inv_freq(dim, theta * growth ** _ntk_exponent(dim, kind)), 1.0
+    if kind == "yarn":
+        return _yarn(inv_freq, dim, theta, scaling)
+    if kind == "llama3":
+        return _llama3(inv_freq, scaling), 1.0
+    raise AssertionError(f"unhandled rope_type {kind}")  # RopeScaling validated it

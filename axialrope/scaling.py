@@ -1,0 +1,166 @@
+"""Context-scaling configurations for RoPE.
+
+`RopeScaling` is the package's typed form of transformers' `rope_scaling` /
+`rope_parameters` dict. It is frozen and hashable, so it can be part of a cache key.
+`as_rope_scaling` turns whatever a user passes (None, a dict, a `RopeScaling`) into
+a validated `RopeScaling` or None.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from numbers import Real
+
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
+
+# Each rope type and the optional keys that change its numbers. Anything else in a
+# dict is a typo or a feature we do not have, and gets an error instead of silence.
+_KEYS_FOR_TYPE = {
+    "default": set(),
+    "linear": {"factor"},
+    "ntk": {"factor"},
+    "dynamic": {"factor", "original_max_position_embeddings"},
+    "yarn": {
+        "factor",
+        "original_max_position_embeddings",
+        "beta_fast",
+        "beta_slow",
+        "mscale",
+        "mscale_all_dim",
+        "attention_factor",
+        "truncate",
+    },
+    "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
+}
+_REQUIRED_KEYS = {
+    "linear": {"factor"},
+    "ntk": {"factor"},
+    "dynamic": {"factor", "original_max_position_embeddings"},
+    "yarn": {"factor", "original_max_position_embeddings"},
+    "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
+}
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """How to stretch RoPE beyond the context length it was trained at.
+
+    Attributes:
+        rope_type: "default" (no scaling), "linear" (position interpolation),
+            "ntk" (static NTK-aware: base times factor^(d/(d-2))), "dynamic" (NTK
+            recomputed from the current length), "yarn" or "llama3".
+        factor: s = L_eval / L_train, at least 1.
+        original_max_position_embeddings: L_train, the trained context length
+            (required by dynamic, yarn and llama3).
+        beta_fast, beta_slow: YaRN's ramp bounds, in rotations within L_train.
+        mscale, mscale_all_dim: DeepSeek-style YaRN temperature (both set: the
+            attention factor is get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)).
+        attention_factor: explicit YaRN attention factor, overrides the above.
+        truncate: round YaRN's correction range outwards to whole pairs.
+        low_freq_factor, high_freq_factor: Llama-3's wavelength band edges.
+    """
+
+    rope_type: str = "default"
+    factor: float = 1.0
+    original_max_position_embeddings: int | None = None
+    beta_fast: float = 32.0
+    beta_slow: float = 1.0
+    mscale: float | None = None
+    mscale_all_dim: float | None = None
+    attention_factor: float | None = None
+    truncate: bool = True
+    low_freq_factor: float | None = None
+    high_freq_factor: float | None = None
+
+    def __post_init__(self):
+        if self.rope_type not in ROPE_TYPES:
+            raise ValueError(f"scaling: unknown rope_type {self.rope_type!r}; expected one of {ROPE_TYPES}")
+        for name in ("factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+                     "attention_factor", "low_freq_factor", "high_freq_factor"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, Real):
+                raise TypeError(f"scaling: {name} must be a real number, got {type(value).__name__}")
+            if not math.isfinite(value):
+                raise ValueError(f"scaling: {name} must be finite, got {value}")
+            # float() so that equal configs hash equally whether given 4 or 4.0
+            object.__setattr__(self, name, float(value))
+        if self.rope_type != "default" and self.factor < 1:
+            raise ValueError(f"scaling: factor must be >= 1 (it is L_eval / L_train), got {self.factor}")
+        length = self.original_max_position_embeddings
+        if length is not None:
+            if isinstance(length, bool) or not isinstance(length, Real) or length != int(length):
+                raise TypeError(f"scaling: original_max_position_embeddings must be an integer, got {length!r}")
+            if length <= 0:
+                raise ValueError(f"scaling: original_max_position_embeddings must be positive, got {length}")
+            object.__setattr__(self, "original_max_position_embeddings", int(length))
+        if not isinstance(self.truncate, bool):
+            raise TypeError(f"scaling: truncate must be a bool, got {type(self.truncate).__name__}")
+        missing = sorted(k for k in _REQUIRED_KEYS.get(self.rope_type, ()) if getattr(self, k) is None)
+        if missing:
+            raise ValueError(f"scaling: rope_type {self.rope_type!r} needs {', '.join(missing)}")
+        if self.rope_type == "yarn" and not self.beta_fast > self.beta_slow > 0:
+            raise ValueError(
+                f"scaling: yarn needs beta_fast > beta_slow > 0, got beta_fast={self.beta_fast}, "
+                f"beta_slow={self.beta_slow}"
+            )
+        if self.rope_type == "llama3" and not self.high_freq_factor > self.low_freq_factor > 0:
+            raise ValueError(
+                f"scaling: llama3 needs high_freq_factor > low_freq_factor > 0, got "
+                f"low_freq_factor={self.low_freq_factor}, high_freq_factor={self.high_freq_factor}"
+            )
+
+    @classmethod
+    def from_dict(cls, config: dict, theta: float | None = None) -> "RopeScaling":
+        """Reads transformers' format: `{"rope_type": "yarn", "factor": 4.0, ...}`.
+
+        The older key `"type"` works too. A `"rope_theta"` entry (transformers v5 puts
+        the base inside `rope_parameters`) must agree with `theta` when one is given.
+        """
+        config = dict(config)
+        rope_type = config.pop("rope_type", None)
+        legacy_type = config.pop("type", None)
+        rope_type = rope_type or legacy_type or "default"
+        if not isinstance(rope_type, str):
+            raise TypeError(f"scaling: rope_type must be a string, got {type(rope_type).__name__}")
+        if rope_type not in _KEYS_FOR_TYPE:
+            raise ValueError(f"scaling: unknown rope_type {rope_type!r}; expected one of {ROPE_TYPES}")
+        dict_theta = config.pop("rope_theta", None)
+        if dict_theta is not None and theta is not None and float(dict_theta) != float(theta):
+            raise ValueError(
+                f"scaling: rope_theta={dict_theta} in the dict disagrees with theta={theta}; pass theta={dict_theta}"
+            )
+        unknown = sorted(set(config) - _KEYS_FOR_TYPE[rope_type])
+        if unknown:
+            raise ValueError(
+                f"scaling: keys {unknown} are not used by rope_type {rope_type!r}; "
+                f"it takes {sorted(_KEYS_FOR_TYPE[rope_type]) or 'no parameters'}"
+            )
+        # transformers writes None for "use the default"; so do we
+        config = {k: v for k, v in config.items() if v is not None}
+        return cls(rope_type=rope_type, **config)
+
+    def to_dict(self) -> dict:
+        """The transformers-format dict, with only the keys this rope type uses."""
+        keys = _KEYS_FOR_TYPE[self.rope_type]
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name in keys}
+        return {"rope_type": self.rope_type, **{k: v for k, v in values.items() if v is not None}}
+
+    @property
+    def is_identity(self) -> bool:
+        """True when this scaling leaves the default frequencies untouched at any length."""
+        return self.rope_type == "default" or (self.factor == 1.0 and self.rope_type in ("linear", "ntk"))
+
+
+def as_rope_scaling(scaling, theta: float | None = None) -> RopeScaling | None:
+    """None, a transformers-format dict or a `RopeScaling` -> a validated `RopeScaling` or None."""
+    if scaling is None or isinstance(scaling, RopeScaling):
+        return scaling
+    if isinstance(scaling, dict):
+        return RopeScaling.from_dict(scaling, theta=theta)
+    raise TypeError(f"scaling must be None, a dict or a RopeScaling, got {type(scaling).__name__}")
+
+
+__all__ = ["ROPE_TYPES", "RopeScaling", "as_rope_scaling"]

@@ -1,0 +1,1 @@
+"""DiT models built on the axialrope core (installed as `axialrope.models`)."""

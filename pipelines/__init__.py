@@ -1,0 +1,1 @@
+"""Training, sampling, data and metrics on top of `axialrope.models` (installed as `axialrope.pipelines`)."""
