@@ -148,11 +148,6 @@ class RopeScaling:
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name in keys}
         return {"rope_type": self.rope_type, **{k: v for k, v in values.items() if v is not None}}
 
-    @property
-    def is_identity(self) -> bool:
-        """True when this scaling leaves the default frequencies untouched at any length."""
-        return self.rope_type == "default" or (self.factor == 1.0 and self.rope_type in ("linear", "ntk"))
-
 
 def as_rope_scaling(scaling, theta: float | None = None) -> RopeScaling | None:
     """None, a transformers-format dict or a `RopeScaling` -> a validated `RopeScaling` or None."""
