@@ -92,3 +92,9 @@ def test_unknown_layout():
 def test_attention_input_width():
     with pytest.raises(ValueError, match=r"x must have shape \(batch, seq, 64\)"):
         RoPEAttention(64, 8)(torch.randn(2, 5, 32))
+
+
+def test_riflex_index_out_of_range():
+    with pytest.raises(ValueError, match="riflex_index=9 is out of range for 8 pairs"):
+        rope_frequencies(16, scaling={"rope_type": "riflex", "factor": 2.0,
+                                      "original_max_position_embeddings": 16, "riflex_index": 9})
