@@ -82,7 +82,7 @@ def test_riflex_slows_only_the_intrinsic_temporal_pair():
     changed = (ours[0] != trained[0]).nonzero().flatten().tolist()
     assert changed == [k]
     # 0.9 of a period over the new length: the intrinsic pair no longer repeats within 24 frames
-    assert 2 * math.pi / ours[0][k] == pytest.approx(24 / 0.9)
+    assert 2 * math.pi / float(ours[0][k]) == pytest.approx(24 / 0.9)
 
 
 def test_entropy_scaling_factor():

@@ -51,7 +51,7 @@ def test_ntk_raises_the_base_by_s_to_the_d_over_d_minus_2():
     torch.testing.assert_close(inv_freq, expected, rtol=1e-14, atol=0)
     # the highest frequency is kept, the lowest is divided by s exactly
     assert inv_freq[0] == 1.0
-    assert inv_freq[-1] == pytest.approx(rope_frequencies(dim, theta)[0][-1] / s, rel=1e-12)
+    assert float(inv_freq[-1]) == pytest.approx(float(rope_frequencies(dim, theta)[0][-1]) / s, rel=1e-12)
 
 
 @pytest.mark.parametrize("seq_len", [None, 100, 1024, 2048, 5000])
