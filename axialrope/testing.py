@@ -368,8 +368,8 @@ def check_reduction(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_TO
     moves, compositions = zip(*(_axis_moves(subject, x, coords, base, a, gen) for a in range(subject.n_axes)))
     dead = [a for a, m in enumerate(moves) if float(m.max()) <= tolerance]
     if dead:
-        return CheckResult("reduction", False, math.inf, tolerance,
-                           f"axis {dead[0]} rotates no channel: the function ignores that coordinate (or returns stale tables)")
+        explanation = f"axis {dead[0]} rotates no channel: the function ignores that coordinate (or stale tables)"
+        return CheckResult("reduction", False, math.inf, tolerance, explanation)
     overlap, pair, channel = 0.0, (0, 1), 0
     for a in range(subject.n_axes):
         for b in range(a + 1, subject.n_axes):

@@ -19,6 +19,10 @@ from .check_adapters import IMPLEMENTATIONS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "implementations:\n" + "\n".join(
+        f"  {impl.name:<40} {impl.summary}" for impl in IMPLEMENTATIONS.values()
+    )
     parser.add_argument("--impl", nargs="+", choices=list(IMPLEMENTATIONS), metavar="NAME",
                         help="implementations to check (default: all): " + ", ".join(IMPLEMENTATIONS))
     parser.add_argument("--axes", nargs="+", type=int, choices=(1, 2, 3),
