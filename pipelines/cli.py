@@ -12,7 +12,9 @@ import importlib
 import sys
 
 # subcommand -> (module under axialrope.pipelines, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check_cli", "run the RoPE factorization checks on axialrope and peers' rotary embeddings"),
+}
 
 
 def _usage() -> str:
