@@ -12,7 +12,9 @@ import importlib
 import sys
 
 # subcommand -> (module under axialrope.pipelines, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("train_cli", "train a DiT with accelerate on procedural shapes or your own folder"),
+}
 
 
 def _usage() -> str:
