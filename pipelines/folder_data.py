@@ -2,7 +2,8 @@
 
 Layouts:
 - images: class subfolders as torchvision's `ImageFolder` reads them (`root/<class>/<image>`,
-  labels from the sorted class names), or a flat folder of images (no labels);
+  labels from the sorted class names), or a flat folder of images (no labels; a folder with
+  images directly inside is read as flat and its subfolders are ignored);
 - videos: animated image files (GIF, WebP) directly in `root`, and/or subfolders that each
   hold the frames of one video as images (sorted by name); no labels.
 
@@ -122,7 +123,7 @@ class ImageFolderDataset(_FolderDataset):
         else:
             try:
                 classes, class_to_idx = find_classes(str(self.root))
-                items = make_dataset(str(self.root), class_to_idx, extensions=IMG_EXTENSIONS)
+                items = make_dataset(str(self.root), class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
             except FileNotFoundError:
                 items = []
             if not items:

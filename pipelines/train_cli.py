@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, FileNotFoundError, NotADirectoryError, NonFiniteLossError) as error:
         print(f"axialrope train: {error}", file=sys.stderr)
         return 1
-    print(f"trained {result.steps} steps in {result.seconds:.0f} s, final loss {result.final_loss:.4f}; "
-          f"outputs in {result.output_dir}")
+    if result.is_main_process:
+        print(f"trained {result.steps} steps in {result.seconds:.0f} s, final loss {result.final_loss:.4f}; "
+              f"outputs in {result.output_dir}")
     return 0

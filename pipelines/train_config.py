@@ -109,9 +109,9 @@ class TrainConfig:
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ValueError(f"unknown config key {key!r}{hint}")
         values = dict(values)
-        if "resolution" in values and not isinstance(values["resolution"], list):
-            values["resolution"] = [values["resolution"]]
-        values["resolution"] = [str(v) for v in values.get("resolution", ["32"])]
+        if "resolution" in values:  # YAML reads `resolution: 32` as a number and a single size as a scalar
+            sizes = values["resolution"] if isinstance(values["resolution"], list) else [values["resolution"]]
+            values["resolution"] = [str(v) for v in sizes]
         return cls(**values)
 
     @classmethod

@@ -25,6 +25,7 @@ Output folder:
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,7 @@ class TrainResult:
     final_loss: float  # mean loss of the last logged window
     seconds: float  # wall time of this invocation
     model: torch.nn.Module  # the trained (non-EMA) weights, unwrapped
+    is_main_process: bool  # False on the other processes of a multi-process run
 
 
 def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module:
@@ -141,6 +143,9 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     config.validate()
     dataset = build_dataset(config)  # reads folder headers: bad data fails here
 
+    on_cpu = not torch.accelerator.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
+    if config.mixed_precision == "fp16" and on_cpu:  # accelerate would silently train in float32: say so instead
+        raise ValueError("mixed_precision fp16 needs a GPU; on a CPU use bf16 or no")
     accelerator = Accelerator(
         mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps
     )
@@ -170,6 +175,9 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     if resume_from is not None:
         accelerator.load_state(str(resume_from))
         step = checkpoint_step(resume_from)
+        accelerator.print(f"resuming from {resume_from} at step {step}")
+    elif config.resume == "latest":
+        accelerator.print(f"resume latest: no checkpoint in {checkpoints} yet, starting from step 0")
     if accelerator.is_main_process:
         output.mkdir(parents=True, exist_ok=True)
         config.save(output / "config.yaml")
@@ -227,5 +235,6 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     if accelerator.is_main_process:
         _write_final_outputs(accelerator, model, ema, config, objective, output)
     accelerator.wait_for_everyone()
+    is_main = accelerator.is_main_process
     accelerator.end_training()
-    return TrainResult(output, step, mean_loss, time.perf_counter() - started, unwrapped)
+    return TrainResult(output, step, mean_loss, time.perf_counter() - started, unwrapped, is_main)

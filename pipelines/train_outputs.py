@@ -37,7 +37,7 @@ def read_loss_log(path: str | Path) -> list[dict]:
 
 
 def plot_loss(log_path: str | Path, png_path: str | Path) -> None:
-    """Plot a loss log: the logged losses and a smoothed curve, log-scaled loss axis."""
+    """Plot a loss log: the logged losses and a centred running mean, log-scaled loss axis."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed
@@ -48,10 +48,9 @@ def plot_loss(log_path: str | Path, png_path: str | Path) -> None:
     if records:
         steps = [r["step"] for r in records]
         losses = [r["loss"] for r in records]
-        smooth, value = [], losses[0]
-        for loss in losses:  # exponential moving average over logged points
-            value = 0.9 * value + 0.1 * loss
-            smooth.append(value)
+        half = max(1, len(losses) // 40)  # a centred running mean: smooth without lagging behind
+        smooth = [sum(window) / len(window) for window in
+                  (losses[max(0, i - half): i + half + 1] for i in range(len(losses)))]
         axis.plot(steps, losses, alpha=0.35, label="loss")
         axis.plot(steps, smooth, label="smoothed")
         axis.set_yscale("log")

@@ -95,6 +95,13 @@ def test_bad_configs_fail_before_training(tmp_path, overrides, message):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.skipif(torch.accelerator.is_available(), reason="fp16 is refused only where there is no GPU")
+def test_fp16_on_a_cpu_is_refused_rather_than_silently_float32(tmp_path):
+    with pytest.raises(ValueError, match="fp16 needs a GPU"):
+        train_loop.train(tiny(tmp_path, mixed_precision="fp16"))
+    assert not (tmp_path / "run").exists()
+
+
 def test_empty_folder_and_unreadable_image_fail_before_training(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="holds no images"):
@@ -208,7 +215,8 @@ from axialrope.pipelines.train_loop import train
 
 result = train(TrainConfig.from_dict(json.loads(sys.argv[1])))
 rank = int(os.environ["RANK"])  # set by accelerate launch
-torch.save({k: v.clone() for k, v in result.model.state_dict().items()}, sys.argv[2] + f"/weights-{rank}.pt")
+weights = {k: v.clone() for k, v in result.model.state_dict().items()}
+torch.save({"weights": weights, "is_main": result.is_main_process}, sys.argv[2] + f"/weights-{rank}.pt")
 """
 
 
@@ -229,7 +237,9 @@ def test_two_cpu_processes_hold_identical_weights_and_only_the_main_one_writes(t
     environment = {**_environment(), "ACCELERATE_USE_CPU": "true"}
     process = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert process.returncode == 0, process.stderr[-3000:]
-    a, b = torch.load(tmp_path / "weights-0.pt"), torch.load(tmp_path / "weights-1.pt")
+    ranks = [torch.load(tmp_path / f"weights-{rank}.pt") for rank in range(2)]
+    assert [r["is_main"] for r in ranks] == [True, False]
+    a, b = ranks[0]["weights"], ranks[1]["weights"]
     assert all(torch.equal(a[k], b[k]) for k in a)
     from accelerate.utils import set_seed
 
