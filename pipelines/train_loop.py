@@ -77,6 +77,24 @@ def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module
     )
 
 
+def _optimization(config: TrainConfig, model: torch.nn.Module, num_processes: int):
+    """AdamW, its warmup schedule (diffusers `get_scheduler`) and the EMA of the weights (None if disabled)."""
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
+        weight_decay=config.weight_decay,
+    )
+    # Once prepared, the scheduler steps once per process per optimizer step, hence the factors.
+    lr_scheduler = get_scheduler(
+        config.lr_scheduler, optimizer, num_warmup_steps=config.lr_warmup_steps * num_processes,
+        num_training_steps=config.max_steps * num_processes,
+    )
+    ema = None
+    if config.ema_decay > 0:
+        ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True,
+                       model_cls=type(model), model_config=model.config)
+    return optimizer, lr_scheduler, ema
+
+
 def _endless_batches(loader, sampler, epoch: int, skip: int):
     """Batches across epochs, starting `skip` batches into `epoch` (where a resumed run left off)."""
     while True:
@@ -151,19 +169,7 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     )
     set_seed(config.seed)  # identical initial weights on every process
     model = build_model(config, dataset.num_classes)
-    ema = None
-    if config.ema_decay > 0:
-        ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True,
-                       model_cls=type(model), model_config=model.config)
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
-        weight_decay=config.weight_decay,
-    )
-    # The prepared scheduler steps once per process per optimizer step, hence the factors.
-    lr_scheduler = get_scheduler(
-        config.lr_scheduler, optimizer, num_warmup_steps=config.lr_warmup_steps * accelerator.num_processes,
-        num_training_steps=config.max_steps * accelerator.num_processes,
-    )
+    optimizer, lr_scheduler, ema = _optimization(config, model, accelerator.num_processes)
     model, optimizer, lr_scheduler = accelerator.prepare(model, optimizer, lr_scheduler)
     if ema is not None:
         ema.to(accelerator.device)
