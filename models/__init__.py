@@ -1,6 +1,6 @@
 """DiT models built on the axialrope core (installed as `axialrope.models`).
 
-    from axialrope.models import create_dit
+    from axialrope.models import RopeConfig, create_dit
     model = create_dit("S", sample_size=32, num_classes=10)            # image DiT, axial RoPE
     video = create_dit("S", sample_size=32, num_frames=16, temporal_patch_size=2)
     model.rope_config = RopeConfig(theta=10000.0, scaling={"rope_type": "ntk", "factor": 2.0})

@@ -282,11 +282,11 @@ class DiT(ModelMixin, ConfigMixin):
     def _check_text(self, encoder_hidden_states, batch: int) -> torch.Tensor:
         if self.text_embedder is None:
             raise ValueError("encoder_hidden_states given, but this model has no text input (text_dim=None)")
-        expected = (batch, self.config.text_dim)
-        if encoder_hidden_states.ndim != 3 or (encoder_hidden_states.shape[0], encoder_hidden_states.shape[2]) != expected:
+        shape = tuple(encoder_hidden_states.shape)
+        if len(shape) != 3 or (shape[0], shape[2]) != (batch, self.config.text_dim):
             raise ValueError(
                 f"encoder_hidden_states must have shape ({batch}, n_text, {self.config.text_dim}), "
-                f"got {tuple(encoder_hidden_states.shape)}"
+                f"got {shape}"
             )
         return encoder_hidden_states
 

@@ -21,7 +21,8 @@ from axialrope.models import DiT, DiTOutput, create_dit
 )
 def test_output_has_the_input_grid(make_model, overrides, shape):
     model = make_model(**overrides)
-    out = model(torch.randn(shape), timestep=torch.tensor([3.0] * shape[0]), class_labels=torch.zeros(shape[0], dtype=torch.long))
+    labels = torch.zeros(shape[0], dtype=torch.long)
+    out = model(torch.randn(shape), timestep=torch.tensor([3.0] * shape[0]), class_labels=labels)
     assert isinstance(out, DiTOutput)
     expected = (shape[0], overrides.get("out_channels", 3), *shape[2:])
     assert out.sample.shape == expected
@@ -64,7 +65,9 @@ def test_a_sample_does_not_depend_on_the_rest_of_the_batch(make_model, overrides
         torch.testing.assert_close(alone[0], full[i], rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("overrides", [{"qk_norm": True, "text_dim": 6}, {"num_frames": 4, "position_encoding": "sincos"}])
+@pytest.mark.parametrize(
+    "overrides", [{"qk_norm": True, "text_dim": 6}, {"num_frames": 4, "position_encoding": "sincos"}]
+)
 def test_gradients_reach_every_parameter(make_model, overrides):
     model = make_model(**overrides).train()
     shape = (2, 3, 2, 8, 8) if "num_frames" in overrides else (2, 3, 8, 8)

@@ -78,7 +78,8 @@ def _reference_table(axes_dims, config, coords):
 def test_grid_table_equals_the_core_table_of_the_grid_coordinates(config):
     rope = GridRope((4, 6, 6), config)
     cos, sin = rope.table((3, 4, 5))
-    ref_cos, ref_sin = _reference_table((4, 6, 6), config, grid_coords(3, 4, 5, offset=config.offset, scale=config.scale))
+    coords = grid_coords(3, 4, 5, offset=config.offset, scale=config.scale)
+    ref_cos, ref_sin = _reference_table((4, 6, 6), config, coords)
     torch.testing.assert_close(cos, ref_cos, rtol=0, atol=0)
     torch.testing.assert_close(sin, ref_sin, rtol=0, atol=0)
 
@@ -108,6 +109,25 @@ def test_swapping_the_config_changes_the_table_and_swapping_back_restores_it():
     assert torch.equal(rope.table((6, 6))[0], plain[0])
     # the same grid under the same config is one cached table, not a recomputation
     assert rope.table((6, 6))[0] is rope.table((6, 6))[0]
+
+
+def test_the_model_builds_one_table_per_grid_and_config_across_blocks_and_steps(make_model, monkeypatch):
+    model = make_model()
+    embedding = model.rope.embedding
+    builds = []
+    compute = embedding._compute
+    monkeypatch.setattr(embedding, "_compute", lambda *args: builds.append(1) or compute(*args))
+    x = torch.randn(1, 3, 8, 8)
+    for _ in range(3):  # three steps through two blocks
+        model(x, 5)
+    assert len(builds) == 1
+    model.rope_config = RopeConfig(scaling={"rope_type": "linear", "factor": 2.0})
+    model(x, 5)
+    model(torch.randn(1, 3, 8, 12), 5)  # a new grid
+    assert len(builds) == 3
+    model.rope_config = RopeConfig()  # back to the first config: still cached
+    model(x, 5)
+    assert len(builds) == 3
 
 
 def test_grid_rope_rejects_configs_of_the_wrong_axis_count():
