@@ -175,8 +175,23 @@ def _environment() -> dict:
     return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
 
 
-def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_weights(tmp_path):
-    common = dict(TINY, max_steps=6, gradient_accumulation_steps=2, checkpoints_total_limit=None)
+def _asymmetric_images(folder: Path) -> dict:
+    """12 images, half square and half wide, whose left half is red: flips and crops show."""
+    folder.mkdir()
+    for i in range(12):
+        width = 24 if i % 2 else 12
+        pixels = torch.full((12, width, 3), 20 * i, dtype=torch.uint8)
+        pixels[:, : width // 2, 0] = 255
+        Image.fromarray(pixels.numpy()).save(folder / f"{i:02d}.png")
+    return dict(data="image_folder", data_dir=str(folder), resolution=["8", "8x16"], random_flip=True)
+
+
+@pytest.mark.parametrize("data", ["shapes", "folder"])
+def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_weights(tmp_path, data):
+    # The folder run also draws random flips from the global RNG (restored per process by
+    # load_state) and, with 2 full batches per epoch, crosses epochs and resumes mid-epoch.
+    source = _asymmetric_images(tmp_path / "images") if data == "folder" else {}
+    common = dict(TINY, max_steps=6, gradient_accumulation_steps=2, checkpoints_total_limit=None, **source)
     killed = dict(common, output_dir=str(tmp_path / "killed"))
     script = tmp_path / "killed_run.py"
     script.write_text(KILLED_RUN)
