@@ -56,7 +56,7 @@ class TrainConfig:
     max_steps: int = _help("optimizer steps", default=1000)
     batch_size: int = _help("batch size per process", default=16)
     gradient_accumulation_steps: int = _help("micro-batches per optimizer step", default=1)
-    learning_rate: float = _help("AdamW peak learning rate", default=1e-3)
+    learning_rate: float = _help("AdamW peak learning rate (suits tiny; lower it for S and up)", default=3e-3)
     lr_scheduler: str = _help(f"one of {', '.join(LR_SCHEDULERS)} (diffusers get_scheduler)", default="cosine")
     lr_warmup_steps: int = _help("linear warmup steps", default=100)
     adam_beta1: float = _help("AdamW beta1", default=0.9)
