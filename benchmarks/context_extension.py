@@ -31,7 +31,7 @@ from axialrope.pipelines.text_data import SyntheticLanguage
 from axialrope.pipelines.text_eval import passkey_accuracy, perplexity
 from axialrope.pipelines.text_train import load_checkpoint, save_checkpoint, train_lm
 
-CACHE_VERSION = 1  # bump when training or data code changes what a cached checkpoint would be
+CACHE_VERSION = 2  # bump when training or data code changes what a cached checkpoint would be
 METHODS = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
 # PI (Chen et al. 2023) and YaRN (Peng et al. 2023) are fine-tuning recipes; "none" fine-tuned
 # at the long length is the PI paper's own control ("direct extrapolation" fine-tuning).
@@ -88,13 +88,20 @@ FULL = Settings()
 QUICK = dataclasses.replace(FULL, multiples=(2, 4), train_steps=150, finetune_steps=10, n_passkey=16, n_perplexity=8)
 
 
-def cached_model(path: Path, build, device) -> tuple[TinyCausalLM, bool]:
-    """Loads `path` if it exists, else `build()`s a model and saves it there (atomically)."""
+def cached_model(path: Path, build, device) -> tuple[TinyCausalLM, dict]:
+    """Loads `path` if it exists, else `build()`s a model and saves it there (atomically).
+
+    Returns the model and its metadata: {"train_seconds", "threads", "loaded"}; the first two
+    are those of the run that trained it, so a cached rerun still reports what training cost.
+    """
     if path.exists():
-        return load_checkpoint(path, device)[0], True
+        model, metadata = load_checkpoint(path, device)
+        return model, {**metadata, "loaded": True}
+    started = time.perf_counter()
     model = build()
-    save_checkpoint(model, path)
-    return model, False
+    metadata = {"train_seconds": round(time.perf_counter() - started, 1), "threads": torch.get_num_threads()}
+    save_checkpoint(model, path, metadata)
+    return model, {**metadata, "loaded": False}
 
 
 def train_base(settings: Settings, language: SyntheticLanguage, device) -> TinyCausalLM:
@@ -137,25 +144,37 @@ def evaluation_sets(settings: Settings, language: SyntheticLanguage) -> dict[int
     return sets
 
 
-def score(model: TinyCausalLM, sets, length: int) -> dict:
+def score(model: TinyCausalLM, sets, method: str, regime: str, length: int, factor: float) -> dict:
+    """One result row: `model` (already scaled by `factor`) on the sets of `length`."""
     passkeys, text = sets[length]
-    return {"passkey": passkey_accuracy(model, passkeys), "ppl": perplexity(model, text)}
+    row = {"method": method, "regime": regime, "length": length, "factor": factor,
+           "passkey": passkey_accuracy(model, passkeys), "ppl": perplexity(model, text)}
+    print(json.dumps(row), file=sys.stderr)
+    return row
+
+
+def columns(settings: Settings) -> list[tuple[int, float, str]]:
+    """(length, factor, header) of each table column: the trained length twice (unscaled, and
+    with the largest factor, which shows what a method costs where no extension is needed),
+    then each longer length with its own factor."""
+    trained, widest = settings.train_len, max(settings.multiples)
+    return [(trained, 1.0, f"{trained} (1x)"), (trained, float(widest), f"{trained}, set for {widest}x")] + [
+        (length, length / trained, f"{length} ({length // trained}x)") for length in settings.lengths
+    ]
 
 
 def markdown(results: list[dict], settings: Settings, notes: list[str]) -> str:
-    lengths = [settings.train_len, *settings.lengths]
     rows = sorted({(r["method"], r["regime"]) for r in results},
                   key=lambda mr: (mr[1] != "training-free", METHODS.index(mr[0])))
-    cell = {(r["method"], r["regime"], r["length"]): r for r in results}
-    header = "| method | regime | " + " | ".join(
-        f"{L} ({L // settings.train_len}x)" + (" train" if L == settings.train_len else "") for L in lengths) + " |"
-    rule = "|---|---|" + "---:|" * len(lengths)
+    cell = {(r["method"], r["regime"], r["length"], r["factor"]): r for r in results}
+    header = "| method | regime | " + " | ".join(title for _, _, title in columns(settings)) + " |"
+    rule = "|---|---|" + "---:|" * len(columns(settings))
     out = []
-    for metric, title, fmt in (("passkey", "Passkey retrieval accuracy (all 5 digits right)", "{:.2f}"),
+    for metric, title, fmt in (("passkey", "Passkey retrieval accuracy (all 5 digits right; higher is better)", "{:.2f}"),
                                ("ppl", "Perplexity of the synthetic language (lower is better)", "{:.2f}")):
         out += [f"**{title}**", "", header, rule]
         for method, regime in rows:
-            values = [cell.get((method, regime, L)) for L in lengths]
+            values = [cell.get((method, regime, length, factor)) for length, factor, _ in columns(settings)]
             out.append(f"| {LABELS[method]} | {regime} | "
                        + " | ".join("–" if v is None else fmt.format(v[metric]) for v in values) + " |")
         out.append("")
@@ -163,43 +182,44 @@ def markdown(results: list[dict], settings: Settings, notes: list[str]) -> str:
 
 
 def plot(results: list[dict], settings: Settings, path: Path) -> None:
+    """Accuracy and perplexity against length; each method at factor = length / trained length."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib import ticker
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     colors = dict(zip(METHODS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    lengths = [settings.train_len, *settings.lengths]
     for regime, style in (("training-free", "-o"), ("fine-tuned", "--s")):
         for method in METHODS:
-            points = sorted((r["length"], r) for r in results if r["method"] == method and r["regime"] == regime)
+            points = sorted((r["length"], r) for r in results if r["method"] == method and r["regime"] == regime
+                            and r["factor"] == r["length"] / settings.train_len)
             if not points:
                 continue
-            x = [p[0] for p in points]
             for ax, metric in zip(axes, ("passkey", "ppl")):
-                ax.plot(x, [p[1][metric] for p in points], style, color=colors[method], markersize=4,
-                        label=f"{LABELS[method]}" + (", fine-tuned" if regime == "fine-tuned" else ""))
-    for ax, ylabel in zip(axes, ("passkey accuracy", "perplexity")):
+                ax.plot([p[0] for p in points], [p[1][metric] for p in points], style, color=colors[method],
+                        markersize=4, label=LABELS[method] + (", fine-tuned" if regime == "fine-tuned" else ""))
+    for ax, ylabel in zip(axes, ("passkey accuracy (higher is better)", "perplexity (lower is better)")):
         ax.set_xscale("log", base=2)
-        ax.set_xticks([settings.train_len, *settings.lengths], [str(L) for L in [settings.train_len, *settings.lengths]])
+        ax.set_xticks(lengths, [str(length) for length in lengths])
         ax.axvline(settings.train_len, color="grey", lw=0.8, ls=":")
-        ax.set_xlabel("evaluation length (tokens); trained at %d" % settings.train_len)
+        ax.set_xlabel(f"evaluation length (tokens); trained at {settings.train_len}")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    axes[1].set_yscale("log")
-    # plain numbers on the log axis, at 1, 1.5, 2, 3, 5 and 7 times powers of ten
-    axes[1].yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
-    axes[1].yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
-    axes[1].yaxis.set_minor_formatter(ticker.NullFormatter())
     axes[0].set_ylim(-0.03, 1.03)
     axes[1].legend(fontsize=7, ncol=2)
-    fig.suptitle("Tiny RoPE LM beyond its training length: training-free (solid) and fine-tuned (dashed)")
+    fig.suptitle("Tiny RoPE LM beyond its training length: training-free (solid), fine-tuned 50 steps (dashed)")
     fig.tight_layout()
     tmp = path.with_suffix(".tmp.png")
     fig.savefig(tmp, dpi=120)
     tmp.replace(path)
     plt.close(fig)
+
+
+def describe(name: str, metadata: dict) -> str:
+    cost = f"{name} trained in {metadata['train_seconds']:.0f} s on {metadata['threads']} thread(s)"
+    return cost + (" (this run: loaded from the cache)" if metadata["loaded"] else "")
 
 
 def main(argv=None) -> int:
@@ -222,48 +242,44 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     device = torch.device(args.device)
     language = SyntheticLanguage(**settings.language)
+    trained = settings.train_len
     started = time.perf_counter()
 
     base_path = args.cache / f"base-{settings.key('base')}.safetensors"
-    base, reused = cached_model(base_path, lambda: train_base(settings, language, device), device)
-    trained_at = time.perf_counter()
-    print(f"base model {'loaded from' if reused else 'trained, saved to'} {base_path} "
-          f"({trained_at - started:.0f} s)", file=sys.stderr)
+    base, base_info = cached_model(base_path, lambda: train_base(settings, language, device), device)
+    print(describe("base model", base_info), file=sys.stderr)
 
     sets = evaluation_sets(settings, language)
     results = []
     for method in METHODS:
-        for length in [settings.train_len, *settings.lengths]:
-            base.set_rope_scaling(scaling_for(method, length / settings.train_len, settings.train_len))
-            results.append({"method": method, "regime": "training-free", "length": length, **score(base, sets, length)})
-            print(json.dumps(results[-1]), file=sys.stderr)
-    evaluated_at = time.perf_counter()
+        for length, factor, _ in columns(settings):
+            base.set_rope_scaling(scaling_for(method, factor, trained))
+            results.append(score(base, sets, method, "training-free", length, factor))
 
+    tuned_seconds = []
     for method in FINETUNED:
         for length in settings.lengths:
             path = args.cache / f"finetune-{method}-{length}-{settings.key('finetune', method, length)}.safetensors"
-            model, _ = cached_model(path, lambda: fine_tune(base_path, settings, language, method, length, device),
-                                    device)
-            results.append({"method": method, "regime": "fine-tuned", "length": length, **score(model, sets, length)})
-            print(json.dumps(results[-1]), file=sys.stderr)
+            model, info = cached_model(path, lambda: fine_tune(base_path, settings, language, method, length, device),
+                                       device)
+            tuned_seconds.append(info["train_seconds"])
+            results.append(score(model, sets, method, "fine-tuned", length, length / trained))
     finished = time.perf_counter()
 
-    threads = torch.get_num_threads()
-    timing = (f"Wall time {finished - started:.0f} s on {threads} thread(s), {args.device}: base model "
-              f"{'loaded from cache' if reused else f'trained in {trained_at - started:.0f} s'}, "
-              f"training-free evaluation {evaluated_at - trained_at:.0f} s, fine-tunes and their evaluation "
-              f"{finished - evaluated_at:.0f} s.")
     command = "python benchmarks/context_extension.py" + (" --quick" if args.quick else "")
     notes = [
-        f"Command: `{command}`. {timing}",
+        f"Command: `{command}` ({args.device}). This run: {finished - started:.0f} s wall on "
+        f"{torch.get_num_threads()} thread(s). {describe('Base model', base_info)}; the "
+        f"{len(tuned_seconds)} fine-tunes took {sum(tuned_seconds):.0f} s in all when trained.",
         f"Model {settings.model}, trained {settings.train_steps} steps x {settings.batch} sequences of "
-        f"{settings.train_len} tokens; fine-tunes: {settings.finetune_steps} steps at the evaluation length "
-        f"with the same tokens per step. Passkey: {settings.n_passkey} sequences per length, "
-        f"perplexity: {settings.n_perplexity} sequences per length.",
+        f"{trained} tokens; fine-tunes: {settings.finetune_steps} steps at the evaluation length with the "
+        f"same tokens per step. Passkey: {settings.n_passkey} sequences per length, perplexity: "
+        f"{settings.n_perplexity} sequences per length. Factor s = evaluation length / {trained}, except in "
+        f"the column set for {max(settings.multiples)}x.",
     ]
     (out / "context_extension.md").write_text(markdown(results, settings, notes))
     (out / "context_extension.json").write_text(json.dumps(
-        {"settings": dataclasses.asdict(settings), "results": results, "timing": timing}, indent=1))
+        {"settings": dataclasses.asdict(settings), "results": results, "notes": notes}, indent=1))
     plot(results, settings, out / "context_extension.png")
     print(markdown(results, settings, notes))
     return 0

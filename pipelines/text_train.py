@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
@@ -87,6 +88,7 @@ def save_checkpoint(model: TinyCausalLM, path: str | Path, metadata: dict | None
     os.close(fd)
     try:
         save_file(state, tmp, metadata=header)
+        os.chmod(tmp, 0o644)  # mkstemp made it private; a checkpoint is an ordinary file
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -95,8 +97,6 @@ def save_checkpoint(model: TinyCausalLM, path: str | Path, metadata: dict | None
 
 def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> tuple[TinyCausalLM, dict]:
     """Reads a `save_checkpoint` file: (model in eval mode, metadata)."""
-    from safetensors import safe_open
-
     with safe_open(str(path), framework="pt") as f:
         header = f.metadata() or {}
     if "config" not in header:
