@@ -3,8 +3,9 @@
 Everything is a deterministic function of two seeds: the language's seed fixes its
 grammar, and the `random.Random` passed to each sampler fixes the samples.
 
-The language. Words follow a sparse first-order Markov chain (each word has a few
-possible successors) in sentences of random length closed by END. With probability
+The language. A sentence starts with a uniformly drawn word, continues along a sparse
+first-order Markov chain (each word has a few possible successors) for a random number
+of words, and is closed by END. With probability
 `copy_prob` a sentence is instead an exact copy of a uniformly chosen earlier sentence
 of the same document. The copies are the long-range structure: the later a token, the
 more earlier sentences it may repeat, and a model only predicts a copy well if it can
@@ -12,7 +13,9 @@ attend to the source, however far back.
 
 The passkey task (Mohtashami and Jaggi, 2023, in tokens). As in the paper, the filler
 is a short passage repeated over and over (theirs: "The grass is green. The sky is blue.
-..."); here the passage is a few sentences of the language, new for every example.
+..."); here the passage is `passage_length` random digits and words, new for every example, so
+that only retrieval predicts the repeats, and copying is practised on digits too (a
+model that has copied digits only after one KEY per row did not learn to retrieve).
 Somewhere inside the filler sits KEY d1 .. dn END, and the sequence ends with
 QUERY KEY d1 .. dn, the way the original prompt repeats "The pass key is". A model that
 retrieves the key completes QUERY KEY with the right digits.
@@ -57,7 +60,7 @@ class SyntheticLanguage:
         min_sentence, max_sentence: sentence length range in words (END not counted).
         copy_prob: chance that a sentence repeats an earlier one of its document.
         passage_length: (min, max) tokens of the passage that passkey fillers repeat.
-        seed: fixes the grammar (successors, their probabilities, the first-word distribution).
+        seed: fixes the grammar (each word's successors and their probabilities).
     """
 
     n_words: int = 64

@@ -17,24 +17,50 @@ def tiny_model(seed: int = 0, **overrides) -> TinyCausalLM:
     return TinyCausalLM(TextLMConfig(**{**sizes, **overrides})).eval()
 
 
+def context_sensitive(model: TinyCausalLM) -> TinyCausalLM:
+    """Large random weights, so that next-token choices depend on the whole context (a freshly
+    initialised model mostly echoes its last token, and any cache bug would go unseen)."""
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if weight.ndim == 2:
+                weight.normal_(std=0.3 if name.startswith("embed") else 2 / weight.shape[1] ** 0.5)
+    return model
+
+
 def prompt(batch: int, length: int, seed: int = 1) -> torch.Tensor:
     return torch.randint(0, 50, (batch, length), generator=torch.Generator().manual_seed(seed))
 
 
-@pytest.mark.parametrize(
-    "scaling",
-    [None, {"rope_type": "linear", "factor": 4.0}, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": TRAINED}],
-    ids=["none", "linear", "yarn"],
-)
+LONG = {"original_max_position_embeddings": TRAINED}
+STATIC_SCALINGS = {
+    "none": None,
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "ntk": {"rope_type": "ntk", "factor": 4.0},
+    "yarn": {"rope_type": "yarn", "factor": 4.0, **LONG},
+    "llama3": {"rope_type": "llama3", "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, **LONG},
+}
+
+
+@pytest.mark.parametrize("scaling", STATIC_SCALINGS.values(), ids=STATIC_SCALINGS.keys())
 def test_generation_with_the_cache_equals_generation_without_it(scaling):
-    model = tiny_model(rope_scaling=scaling)
+    model = context_sensitive(tiny_model(rope_scaling=scaling))
     # the prompt runs past the trained length, where scaling changes the angles
     start = prompt(3, 150)
+    lengths_seen = []
+    model.register_forward_pre_hook(lambda module, args: lengths_seen.append(args[0].shape[1]))
     with_cache = model.generate(start, 20, use_cache=True)
+    assert lengths_seen == [150] + [1] * 19  # the prompt once, then one new token per step
     without = model.generate(start, 20, use_cache=False)
     assert with_cache.shape == (3, 170)
     assert torch.equal(with_cache[:, :150], start)
     assert torch.equal(with_cache, without)
+
+
+def test_dynamic_generation_with_the_cache_equals_generation_without_it_within_the_trained_length():
+    # beyond it, cached keys keep the angles of the length at which they entered (as in transformers)
+    model = context_sensitive(tiny_model(rope_scaling={"rope_type": "dynamic", "factor": 4.0, **LONG}))
+    start = prompt(3, TRAINED - 20)
+    assert torch.equal(model.generate(start, 20, use_cache=True), model.generate(start, 20, use_cache=False))
 
 
 def test_cached_logits_match_a_full_forward_pass():
