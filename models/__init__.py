@@ -1,4 +1,4 @@
-"""DiT models built on the axialrope core (installed as `axialrope.models`).
+"""DiT models and a tiny text LM built on the axialrope core (installed as `axialrope.models`).
 
     from axialrope.models import RopeConfig, create_dit
     model = create_dit("S", sample_size=32, num_classes=10)            # image DiT, axial RoPE
@@ -12,6 +12,7 @@ from .diffusers_rope import AxialRopeAttnProcessor, use_axial_rope
 from .embeddings import LabelEmbedder, Patchify, TimestepEmbedder
 from .positions import GridRope, RopeConfig, sincos_pos_embed, split_axes
 from .registry import DIT_SIZES, create_dit, dit_b, dit_s, dit_tiny, dit_xl
+from .text_lm import TextLMConfig, TinyCausalLM
 
 __all__ = [
     "Attention",
@@ -26,7 +27,9 @@ __all__ = [
     "POSITION_ENCODINGS",
     "Patchify",
     "RopeConfig",
+    "TextLMConfig",
     "TimestepEmbedder",
+    "TinyCausalLM",
     "create_dit",
     "dit_b",
     "dit_s",
