@@ -12,7 +12,8 @@ Implementations, each fed the table in its own format (built once, outside the t
     axialrope            apply_rotary_qk, half layout, the default kernel choice
     axialrope interl.    the same, interleaved layout
     axialrope in place   apply_rotary_qk(..., inplace=True), half layout (forward only)
-    transformers         llama's apply_rotary_pos_emb (half layout, full-width tables)
+    transformers         llama's apply_rotary_pos_emb (half layout, full-width tables in q's
+                         dtype, as LlamaRotaryEmbedding returns them)
     diffusers -2 / -1    apply_rotary_emb, use_real_unbind_dim=-2 (half) and -1 (interleaved)
     rotary-emb-torch     rotary_embedding_torch.apply_rotary_emb on q and k (interleaved; it
                          takes angles and computes cos and sin on every call)
@@ -104,11 +105,12 @@ def make_inputs(case: Case, dtype: torch.dtype):
     return q, k, grads, tables
 
 
-def implementations(tables, inplace_buffers):
+def implementations(tables, inplace_buffers, dtype):
     cos, sin = tables["half"]
     full_cos, full_sin = tables["full_half"]
     il_cos, il_sin = tables["full_interleaved"]
     angles = tables["angles_interleaved"]
+    low_cos, low_sin = full_cos.to(dtype), full_sin.to(dtype)
 
     def plain(x):
         return (x * full_cos + rotate_half(x) * full_sin).to(x.dtype)
@@ -118,7 +120,7 @@ def implementations(tables, inplace_buffers):
         "axialrope": lambda q, k: apply_rotary_qk(q, k, cos, sin),
         "axialrope interl.": lambda q, k: apply_rotary_qk(q, k, cos, sin, "interleaved"),
         "axialrope in place": lambda q, k: apply_rotary_qk(*inplace_buffers, cos, sin, inplace=True),
-        "transformers": lambda q, k: transformers_apply(q, k, full_cos[None], full_sin[None]),
+        "transformers": lambda q, k: transformers_apply(q, k, low_cos[None], low_sin[None]),
         "diffusers -2": lambda q, k: (diffusers_apply(q, (full_cos, full_sin), use_real_unbind_dim=-2),
                                       diffusers_apply(k, (full_cos, full_sin), use_real_unbind_dim=-2)),
         "diffusers -1": lambda q, k: (diffusers_apply(q, (il_cos, il_sin), use_real_unbind_dim=-1),
@@ -131,7 +133,8 @@ def implementations(tables, inplace_buffers):
 def check_agreement(impls, q, k, dtype) -> None:
     """Every implementation must give axialrope's result for its layout (in place: on fresh copies)."""
     reference = {"half": impls["axialrope"](q, k), "interleaved": impls["axialrope interl."](q, k)}
-    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    # bfloat16: a few roundings apart (transformers even rounds its table to bfloat16)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=6e-2)
     for name in PEERS:
         layout = "half" if name in HALF else "interleaved"
         for ours, theirs in zip(reference[layout], impls[name](q, k)):
@@ -160,7 +163,7 @@ def timed_runs(impls: dict, run, repeats: int, clock) -> dict[str, list[float]]:
 def bench_case(case: Case, dtype, backward: bool, repeats: int, clock) -> tuple[dict, float]:
     q, k, grads, tables = make_inputs(case, dtype)
     inplace_buffers = (q.clone(), k.clone())
-    impls = implementations(tables, inplace_buffers)
+    impls = implementations(tables, inplace_buffers, dtype)
     start = time.perf_counter()
     impls["axialrope"](q, k)  # first call: includes compiling the CPU kernel if it is chosen
     first_call = time.perf_counter() - start

@@ -229,6 +229,7 @@ def test_auto_backend_choice(monkeypatch):
     monkeypatch.setattr(rotary, "COMPILE_MIN_NUMEL", x.numel())
     assert choose(x, cos, sin, "half", False) == "compiled"
     assert choose(x, cos, sin, "interleaved", False) == "eager"  # a complex multiply already
+    assert choose(x.bfloat16(), cos, sin, "interleaved", False) == "compiled"
     assert choose(x, cos, sin, "half", True) == "eager"  # in place
     with torch.enable_grad():
         assert choose(x, cos.requires_grad_(), sin, "half", False) == "composite"
