@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import torch
@@ -87,7 +88,8 @@ def _rotate_pairs(src, dst, cos, sin, layout: str, sign: float, scratch: bool) -
 
 
 # Where a scratch buffer is needed (in place, half precision) x is rotated in pieces of
-# about this many elements, so the scratch stays small, cache-sized and reused.
+# about this many elements (16 MiB of float32), so the scratch stays bounded and is reused,
+# while each piece is still large enough that one op on it amortizes its launch.
 _CHUNK_NUMEL = 1 << 22
 
 
@@ -144,8 +146,7 @@ def rotate_into(
 
 # -- torch.compile ------------------------------------------------------------------------------
 
-# One Python function per layout, so each has its own dynamo cache (and recompile budget):
-# the guards then only tell dtypes, partial rotary and ranks apart.
+
 def _composite_half(x, cos, sin):
     return rotate_composite(x, cos, sin, "half")
 
@@ -154,31 +155,65 @@ def _composite_interleaved(x, cos, sin):
     return rotate_composite(x, cos, sin, "interleaved")
 
 
-_COMPILED: dict[str, object] = {}
-_compile_failed = False
+# spec -> compiled function, or None where compiling that spec failed
+_COMPILED: dict[tuple, object] = {}
+_compile_works = True  # False after a failure with nothing compiled before it (e.g. no C++ compiler)
 
 
 def compile_available() -> bool:
-    """False once compiling has failed in this process (e.g. no C++ compiler for inductor)."""
-    return not _compile_failed
+    """False once compiling has failed in this process before anything compiled."""
+    return _compile_works
+
+
+def _spec(x: torch.Tensor, cos: torch.Tensor, layout: str) -> tuple:
+    """What dynamo guards on besides sizes; each spec gets its own compiled function."""
+    return (layout, x.dtype, cos.dtype, x.device.type, x.ndim, cos.ndim, 2 * cos.shape[-1] == x.shape[-1])
+
+
+def _compile(spec: tuple):
+    fn = _composite_half if spec[0] == "half" else _composite_interleaved
+    # a code object of its own per spec: dynamo keeps one cache, and one recompile limit
+    # (8), per code object, and the specs of one process could otherwise exhaust it
+    name = f"{fn.__name__}_{len(_COMPILED)}"
+    code = fn.__code__.replace(co_name=name, co_qualname=name)
+    return torch.compile(types.FunctionType(code, fn.__globals__, name), dynamic=True, fullgraph=True)
 
 
 def rotate_compiled(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
-    """rotate_composite compiled by inductor (dynamic shapes); None if compiling failed.
+    """rotate_composite compiled by inductor with dynamic shapes; None if that failed.
 
-    The first call per layout, dtype and rank compiles (seconds); later calls of any size
-    reuse the kernel. A failure warns once and makes every later call return None, so the
-    caller falls back to the eager kernel.
+    The first call of each spec (layout, dtypes, ranks, partial rotary) compiles, which takes
+    seconds; later calls of any size reuse the kernel. Inputs are detached and run without
+    grad, so autograd state never splits the cache (the caller owns the gradients). On a
+    failure this warns and returns None, and the caller falls back to the eager kernel.
     """
-    global _compile_failed
-    if _compile_failed:
+    global _compile_works
+    spec = _spec(x, cos, layout)
+    if spec not in _COMPILED:
+        _COMPILED[spec] = _compile(spec)
+    fn = _COMPILED[spec]
+    if fn is None:
         return None
-    if layout not in _COMPILED:
-        fn = _composite_half if layout == "half" else _composite_interleaved
-        _COMPILED[layout] = torch.compile(fn, dynamic=True, fullgraph=True)
     try:
-        return _COMPILED[layout](x, cos, -sin if inverse else sin)
+        with torch.no_grad():
+            return fn(x.detach(), cos.detach(), (-sin if inverse else sin).detach())
     except Exception as error:  # noqa: BLE001 - any inductor failure means: use the eager kernel
-        _compile_failed = True
-        warnings.warn(f"axialrope: torch.compile of the rotation failed, using the eager kernel ({error})")
+        _COMPILED[spec] = None
+        _compile_works = _compile_works and any(f is not None for f in _COMPILED.values())
+        warnings.warn(f"axialrope: torch.compile of the rotation failed for {spec}, using the eager kernel ({error})")
         return None
+
+
+def rotate_compiled_(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
+    """In place through the compiled kernel: piece by piece into a piece-sized buffer, copied back.
+
+    Two passes over x, against five for the eager in-place half layout; a piece that the
+    compiled kernel cannot take is rotated by the eager kernel instead. Returns x.
+    """
+    for piece, _, piece_cos, piece_sin in _chunks(x, x, cos, sin):
+        rotated = rotate_compiled(piece, piece_cos, piece_sin, layout, inverse)
+        if rotated is None:
+            rotate_into(piece, piece_cos, piece_sin, layout, piece, inverse)
+        else:
+            piece.copy_(rotated)
+    return x

@@ -35,7 +35,7 @@ import contextlib
 import torch
 
 from . import triton_rope
-from .kernels import compile_available, rotate_composite, rotate_compiled, rotate_into
+from .kernels import compile_available, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
 
 LAYOUTS = ("half", "interleaved")
 BACKENDS = ("auto", "eager", "compiled", "triton", "composite")
@@ -126,13 +126,13 @@ def _choose_backend(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layou
     if _backend in ("eager", "composite"):
         return _backend
     if _backend == "compiled":
-        return "eager" if inplace else "compiled"
+        return "compiled"
     if triton_ok:
         return "triton"
     # float32 interleaved pairs are complex numbers: one eager complex multiply is one pass already
     one_eager_pass = layout == "interleaved" and x.dtype in (torch.float32, torch.float64)
     big = x.device.type == "cpu" and x.numel() >= COMPILE_MIN_NUMEL
-    if big and not one_eager_pass and not inplace and compile_available():
+    if big and not one_eager_pass and compile_available():
         return "compiled"
     return "eager"
 
@@ -143,7 +143,10 @@ def _rotate(xs, cos, sin, layout: str, inverse: bool, inplace: bool, backend: st
     for x in xs:
         out = None
         if backend == "compiled":
-            out = rotate_compiled(x, cos, sin, layout, inverse)  # None if compiling failed
+            if inplace:
+                out = rotate_compiled_(x, cos, sin, layout, inverse)
+            else:
+                out = rotate_compiled(x, cos, sin, layout, inverse)  # None if compiling failed
         if out is None:
             out = x if inplace else torch.empty_like(x)
             if backend == "triton":

@@ -109,11 +109,14 @@ def test_large_inputs_are_rotated_in_pieces_like_small_ones():
 
 
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_compiled_kernel_matches_the_reference(layout):
+def test_compiled_kernel_matches_the_reference(layout, monkeypatch):
     x, (cos, sin) = randn(2, 3, 7, 20), table(7, 6)
     with rotary_backend("compiled"):
         out = apply_rotary(x, cos, sin, layout)
+        monkeypatch.setattr(kernels, "_CHUNK_NUMEL", 100)  # in place goes piece by piece
+        in_place = apply_rotary_(x.clone(), cos, sin, layout)
     assert_matches_reference(out, x, cos, sin, layout)
+    assert_matches_reference(in_place, x, cos, sin, layout)
 
 
 @pytest.mark.slow
@@ -230,7 +233,8 @@ def test_auto_backend_choice(monkeypatch):
     assert choose(x, cos, sin, "half", False) == "compiled"
     assert choose(x, cos, sin, "interleaved", False) == "eager"  # a complex multiply already
     assert choose(x.bfloat16(), cos, sin, "interleaved", False) == "compiled"
-    assert choose(x, cos, sin, "half", True) == "eager"  # in place
+    assert choose(x, cos, sin, "half", True) == "compiled"  # in place: piece by piece
+    assert choose(x, cos, sin, "interleaved", True) == "eager"
     with torch.enable_grad():
         assert choose(x, cos.requires_grad_(), sin, "half", False) == "composite"
 
@@ -239,16 +243,31 @@ def test_compile_failure_falls_back_to_eager(monkeypatch):
     def broken(*args):
         raise RuntimeError("no C++ compiler")
 
-    monkeypatch.setattr(kernels, "_COMPILED", {"half": broken})
-    monkeypatch.setattr(kernels, "_compile_failed", False)
+    monkeypatch.setattr(kernels, "_COMPILED", {})
+    monkeypatch.setattr(kernels, "_compile", lambda spec: broken)
+    monkeypatch.setattr(kernels, "_compile_works", True)
     x, (cos, sin) = randn(2, 3, 7, 16), table(7, 8)
     with rotary_backend("compiled"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         first, second = apply_rotary(x, cos, sin), apply_rotary(x, cos, sin)
-    assert [str(w.message) for w in caught if "torch.compile" in str(w.message)] != []
-    assert not kernels.compile_available()
+    assert len([w for w in caught if "torch.compile" in str(w.message)]) == 1  # once, then eager
+    assert not kernels.compile_available()  # nothing ever compiled: auto stops trying
     assert_matches_reference(first, x, cos, sin, "half")
     assert torch.equal(first, second)
+
+
+def test_compiled_cache_is_per_spec_and_ignores_autograd_state():
+    """Gradient mode and requires_grad do not cost recompiles; each spec has its own cache."""
+    x, (cos, sin) = randn(2, 3, 7, 16), table(7, 8)
+    with rotary_backend("compiled"):
+        apply_rotary(x, cos, sin)
+        spec = kernels._spec(x, cos, "half")
+        compiled = kernels._COMPILED[spec]
+        apply_rotary(x.requires_grad_(), cos, sin).sum().backward()  # forward and backward
+        with torch.no_grad():
+            apply_rotary(randn(3, 2, 11, 16), *table(11, 8))  # other sizes
+        assert kernels._COMPILED[spec] is compiled
+        assert kernels._spec(x.double(), cos, "half") != spec
 
 
 # -- Triton -----------------------------------------------------------------------------------
