@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
 import statistics
 import time
@@ -234,8 +235,14 @@ def bench_tables(repeats: int, clock) -> list[tuple[str, float, float]]:
 
 
 def machine() -> str:
-    threads = torch.get_num_threads()
-    return f"{platform.processor() or platform.machine()}, torch {torch.__version__}, {threads} threads"
+    """CPU model, core count, torch version and threads, e.g. for the README's table."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
 
 
 def main(argv=None) -> None:
