@@ -1,9 +1,10 @@
 """Rotation kernels behind `apply_rotary`: one formula, three ways to run it.
 
     rotate_composite   the formula in differentiable torch ops; what torch.compile traces
-    rotate_into        eager, writes into a given output (or x itself) with no temporary of x's
-                       size for float32/float64; the CPU default below the compile threshold
-    rotate_compiled    rotate_composite compiled by inductor: one fused loop, at the copy floor
+    rotate_into        eager: writes into a given output (or x itself), no temporary of x's
+                       size for float32/float64; complex multiply for interleaved pairs
+    rotate_compiled    rotate_composite compiled by inductor: one fused loop
+    rotate_compiled_   the same in place, piece by piece through a bounded buffer
 
 (and, on CUDA, the Triton kernel in `triton_rope`). All of them rotate pair (a, b) to
 (a cos - b sin, b cos + a sin) in float32 (float64 stays float64) and return x's dtype;
