@@ -3,7 +3,7 @@
     coords = grid_coords(16, 32, 32)                       # (t, y, x) of 16384 tokens
     rope = AxialRotaryEmbedding(axes_dims=(16, 24, 24))    # head_dim 64
     cos, sin = rope(coords)                                # (16384, 32) each
-    q = apply_rotary(q, cos, sin)                          # q: (batch, heads, 16384, 64)
+    q, k = apply_rotary_qk(q, k, cos, sin)                 # q, k: (batch, heads, 16384, 64)
 """
 
 from .attention import KVCache, RoPEAttention
@@ -11,7 +11,7 @@ from .coords import grid_coords, text_and_grid_coords
 from .embedding import AxialRotaryEmbedding, RotaryEmbedding
 from .extrapolation import EXTRAPOLATION_METHODS, Extrapolation, RopePlan
 from .frequencies import rope_frequencies
-from .rotary import LAYOUTS, apply_rotary
+from .rotary import LAYOUTS, apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend
 from .scaling import ROPE_TYPES, RopeScaling
 
 __version__ = "0.1.0"
@@ -28,7 +28,10 @@ __all__ = [
     "RopeScaling",
     "RotaryEmbedding",
     "apply_rotary",
+    "apply_rotary_",
+    "apply_rotary_qk",
     "grid_coords",
     "rope_frequencies",
+    "rotary_backend",
     "text_and_grid_coords",
 ]

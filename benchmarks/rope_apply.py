@@ -1,0 +1,314 @@
+"""Applying RoPE to q and k: axialrope vs its peers and the memory-copy floor, same tensors.
+
+    python benchmarks/rope_apply.py --quick                        # image D=64 and decode, few repeats
+    python benchmarks/rope_apply.py --markdown benchmarks/rope_apply.md
+
+Cases (float32 and bfloat16, forward and forward + backward):
+    image   B=2, H=16, N=4096 (a 64x64 grid), D=64 and D=128
+    video   B=1, H=16, N=16384 (16x32x32), D=64
+    decode  one new token at position 100000, 32 query heads, 8 key/value heads, D=128
+
+Implementations, each fed the table in its own format (built once, outside the timing):
+    axialrope            apply_rotary_qk, half layout, the default kernel choice
+    axialrope interl.    the same, interleaved layout
+    axialrope in place   apply_rotary_qk(..., inplace=True), half layout (forward only)
+    transformers         llama's apply_rotary_pos_emb (half layout, full-width tables in q's
+                         dtype, as LlamaRotaryEmbedding returns them)
+    diffusers -2 / -1    apply_rotary_emb, use_real_unbind_dim=-2 (half) and -1 (interleaved)
+    rotary-emb-torch     rotary_embedding_torch.apply_rotary_emb on q and k (interleaved; it
+                         takes angles and computes cos and sin on every call)
+    plain                (x * cos + rotate_half(x) * sin) with full-width float32 tables
+    floor                q.clone() and k.clone(): what any out-of-place rotation must at least
+                         read and write; with backward also a clone of both output gradients
+
+Every output is first checked against axialrope's of the same layout. Each repeat runs
+every implementation once, in a rotating order, so load from other processes hits all of
+them alike; reported is the median over repeats after warm-up (and the ratios of medians).
+The first call of axialrope, which may compile its CPU kernel, is timed on its own.
+
+The tables part times the axial table of a 16x64x64 grid: `AxialRotaryEmbedding.for_grid`
+builds it once and returns it from its cache afterwards, while diffusers'
+`get_3d_rotary_pos_embed` and `FluxPosEmbed` compute it again on every call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+from diffusers.models.embeddings import apply_rotary_emb as diffusers_apply, get_3d_rotary_pos_embed
+from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+from rotary_embedding_torch import apply_rotary_emb as ret_apply
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as transformers_apply
+
+from axialrope import AxialRotaryEmbedding, RotaryEmbedding, apply_rotary_qk, grid_coords
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    batch: int
+    heads: int
+    kv_heads: int
+    grid: tuple[int, ...]  # token grid; (1,) with an offset for decode
+    dim: int
+    offset: int = 0
+
+
+CASES = {
+    "image-d64": Case("image D=64", 2, 16, 16, (64, 64), 64),
+    "image-d128": Case("image D=128", 2, 16, 16, (64, 64), 128),
+    "video-d64": Case("video D=64", 1, 16, 16, (16, 32, 32), 64),
+    "decode": Case("decode D=128", 2, 32, 8, (1,), 128, offset=100_000),
+}
+QUICK_CASES = ("image-d64", "decode")
+
+HALF = ("axialrope", "axialrope in place", "transformers", "diffusers -2", "plain")
+INTERLEAVED = ("axialrope interl.", "diffusers -1", "rotary-emb-torch")
+PEERS = ("transformers", "diffusers -2", "diffusers -1", "rotary-emb-torch", "plain")
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((-second, first), dim=-1)
+
+
+def axial_table(case: Case) -> tuple[torch.Tensor, torch.Tensor]:
+    """(seq, dim // 2) float32: an axial table of the case's grid, or 1D text at its offset."""
+    if case.offset:
+        return RotaryEmbedding(case.dim)(torch.arange(case.offset, case.offset + math.prod(case.grid)))
+    n_axes = len(case.grid)
+    per_axis = [case.dim // n_axes // 2 * 2] * n_axes
+    per_axis[0] += case.dim - sum(per_axis)
+    return AxialRotaryEmbedding(per_axis).for_grid(*case.grid)
+
+
+def make_inputs(case: Case, dtype: torch.dtype):
+    """q, k, the output gradients, and the table in every implementation's format."""
+    g = torch.Generator().manual_seed(0)
+    seq = math.prod(case.grid)
+    q = torch.randn(case.batch, case.heads, seq, case.dim, generator=g).to(dtype)
+    k = torch.randn(case.batch, case.kv_heads, seq, case.dim, generator=g).to(dtype)
+    cos, sin = axial_table(case)
+    tables = {
+        "half": (cos, sin),
+        "full_half": (torch.cat((cos, cos), -1), torch.cat((sin, sin), -1)),  # (seq, dim)
+        "full_interleaved": (cos.repeat_interleave(2, -1), sin.repeat_interleave(2, -1)),
+        "angles_interleaved": torch.atan2(sin, cos).repeat_interleave(2, -1),
+    }
+    grads = (torch.randn(q.shape, generator=g).to(dtype), torch.randn(k.shape, generator=g).to(dtype))
+    return q, k, grads, tables
+
+
+def implementations(tables, inplace_buffers, dtype):
+    cos, sin = tables["half"]
+    full_cos, full_sin = tables["full_half"]
+    il_cos, il_sin = tables["full_interleaved"]
+    angles = tables["angles_interleaved"]
+    low_cos, low_sin = full_cos.to(dtype), full_sin.to(dtype)
+
+    def plain(x):
+        return (x * full_cos + rotate_half(x) * full_sin).to(x.dtype)
+
+    return {
+        "floor": lambda q, k: (q.clone(), k.clone()),
+        "axialrope": lambda q, k: apply_rotary_qk(q, k, cos, sin),
+        "axialrope interl.": lambda q, k: apply_rotary_qk(q, k, cos, sin, "interleaved"),
+        "axialrope in place": lambda q, k: apply_rotary_qk(*inplace_buffers, cos, sin, inplace=True),
+        "transformers": lambda q, k: transformers_apply(q, k, low_cos[None], low_sin[None]),
+        "diffusers -2": lambda q, k: (diffusers_apply(q, (full_cos, full_sin), use_real_unbind_dim=-2),
+                                      diffusers_apply(k, (full_cos, full_sin), use_real_unbind_dim=-2)),
+        "diffusers -1": lambda q, k: (diffusers_apply(q, (il_cos, il_sin), use_real_unbind_dim=-1),
+                                      diffusers_apply(k, (il_cos, il_sin), use_real_unbind_dim=-1)),
+        "rotary-emb-torch": lambda q, k: (ret_apply(angles, q), ret_apply(angles, k)),
+        "plain": lambda q, k: (plain(q), plain(k)),
+    }
+
+
+def check_agreement(impls, q, k, dtype) -> None:
+    """Every implementation must give axialrope's result for its layout (in place: on fresh copies)."""
+    reference = {"half": impls["axialrope"](q, k), "interleaved": impls["axialrope interl."](q, k)}
+    # bfloat16: a few roundings apart (transformers even rounds its table to bfloat16)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=6e-2)
+    for name in PEERS:
+        layout = "half" if name in HALF else "interleaved"
+        for ours, theirs in zip(reference[layout], impls[name](q, k)):
+            torch.testing.assert_close(theirs, ours, **tol, msg=lambda m, n=name: f"{n} disagrees: {m}")
+
+
+def timed_runs(impls: dict, run, repeats: int, clock) -> dict[str, list[float]]:
+    """Seconds per call, `repeats` samples each; every repeat runs all in a rotating order."""
+    names = list(impls)
+    calls = {}
+    for name in names:  # warm-up, then enough calls per sample to lift tiny cases above timer noise
+        run(impls[name])
+        start = clock()
+        run(impls[name])
+        calls[name] = max(1, math.ceil(2e-3 / max(clock() - start, 1e-7)))
+    samples = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            start = clock()
+            for _ in range(calls[name]):
+                run(impls[name])
+            samples[name].append((clock() - start) / calls[name])
+    return samples
+
+
+def bench_case(case: Case, dtype, backward: bool, repeats: int, clock) -> tuple[dict, float]:
+    q, k, grads, tables = make_inputs(case, dtype)
+    inplace_buffers = (q.clone(), k.clone())
+    impls = implementations(tables, inplace_buffers, dtype)
+    start = time.perf_counter()
+    impls["axialrope"](q, k)  # first call: includes compiling the CPU kernel if it is chosen
+    first_call = time.perf_counter() - start
+    check_agreement(impls, q, k, dtype)
+    if not backward:
+        return timed_runs(impls, lambda f: f(q, k), repeats, clock), first_call
+
+    del impls["axialrope in place"]  # in place needs a non-leaf input: a different workload
+    q.requires_grad_(True)
+    k.requires_grad_(True)
+    floor = impls.pop("floor")
+
+    def run(f):
+        if f is floor:  # forward copy of q, k plus the copy of both output gradients
+            return floor(q, k), grads[0].clone(), grads[1].clone()
+        q.grad = k.grad = None
+        torch.autograd.backward(f(q, k), grads)
+
+    impls = {"floor": floor, **impls}
+    return timed_runs(impls, run, repeats, clock), first_call
+
+
+def fmt_ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}"
+
+
+def summarize(medians: dict[str, float]) -> dict[str, float]:
+    """axialrope / floor and axialrope / each peer (same layout)."""
+    ratios = {"axialrope / floor": medians["axialrope"] / medians["floor"]}
+    if "axialrope in place" in medians:
+        ratios["in place / floor"] = medians["axialrope in place"] / medians["floor"]
+    for peer in PEERS:
+        ours = "axialrope" if peer in HALF else "axialrope interl."
+        ratios[f"/ {peer}"] = medians[ours] / medians[peer]
+    return ratios
+
+
+def bench_tables(repeats: int, clock) -> list[tuple[str, float, float]]:
+    """(name, first call s, median later call s) for the 16x64x64 table, head_dim 64."""
+    grid = (16, 64, 64)
+
+    def ours_first():
+        return AxialRotaryEmbedding((16, 24, 24)).for_grid(*grid)
+
+    warm = AxialRotaryEmbedding((16, 24, 24))
+    ids = grid_coords(*grid)  # (16384, 3): the t, y, x of each token, as Flux's ids
+    flux = FluxPosEmbed(theta=10000, axes_dim=[16, 24, 24])
+
+    def diffusers_3d():
+        return get_3d_rotary_pos_embed(64, ((0, 0), (grid[1], grid[2])), grid[1:], grid[0])
+
+    rows = []
+    for name, first, later in (
+        ("axialrope for_grid (cached)", ours_first, lambda: warm.for_grid(*grid)),
+        ("diffusers get_3d_rotary_pos_embed", diffusers_3d, diffusers_3d),
+        ("diffusers FluxPosEmbed", lambda: flux(ids), lambda: flux(ids)),
+    ):
+        firsts = []
+        for _ in range(max(3, repeats // 3)):
+            start = clock()
+            first()
+            firsts.append(clock() - start)
+        later()
+        samples = timed_runs({name: later}, lambda f: f(), repeats, clock)[name]
+        rows.append((name, statistics.median(firsts), statistics.median(samples)))
+    return rows
+
+
+def machine() -> str:
+    """CPU model, core count, torch version and threads, e.g. for the README's table."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="image D=64 and decode only, 7 repeats")
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), help="which cases (default: all)")
+    parser.add_argument("--repeats", type=int, help="samples per implementation (default 21, quick 7)")
+    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: perf_counter; cpu: process CPU time (steadier on a shared machine)")
+    parser.add_argument("--no-tables", action="store_true", help="skip the table build/reuse part")
+    parser.add_argument("--markdown", help="also write the results as Markdown tables to this file")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    repeats = args.repeats or (7 if args.quick else 21)
+    cases = args.cases or (QUICK_CASES if args.quick else list(CASES))
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
+    names = ["floor", "axialrope", "axialrope interl.", "axialrope in place", *PEERS]
+
+    header = f"machine: {machine()}; clock: {args.clock}; median of {repeats} repeats"
+    print(header)
+    md = [f"{header}\n", "Median milliseconds per call on q and k:\n",
+          "| case | dtype | pass | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 3)]
+    md_ratios = []
+    for key in cases:
+        case = CASES[key]
+        for dtype in (torch.float32, torch.bfloat16):
+            for backward in (False, True):
+                samples, first_call = bench_case(case, dtype, backward, repeats, clock)
+                medians = {name: statistics.median(s) for name, s in samples.items()}
+                ratios = summarize(medians)
+                label = (case.name, str(dtype).removeprefix("torch."), "fwd+bwd" if backward else "fwd")
+                print(f"\n{' '.join(label)}  (axialrope first call {first_call * 1e3:.1f} ms)")
+                for name in names:
+                    if name in medians:
+                        print(f"  {name:20s} {fmt_ms(medians[name]):>9s} ms")
+                print("  " + ", ".join(f"axialrope {r} = {v:.2f}" for r, v in ratios.items()))
+                cells = [fmt_ms(medians[n]) if n in medians else "-" for n in names]
+                md.append(f"| {' | '.join(label)} | " + " | ".join(cells) + " |")
+                md_ratios.append((label, ratios))
+
+    keys = list(md_ratios[0][1]) if md_ratios else []
+    md += ["", "Ratios of medians (axialrope half layout vs half-layout peers, interleaved vs interleaved; "
+               "< 1 means axialrope is faster):\n",
+           "| case | dtype | pass | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
+    for label, ratios in md_ratios:
+        md.append(f"| {' | '.join(label)} | " + " | ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys) + " |")
+
+    if not args.no_tables:
+        print("\nAxial table of a 16x64x64 grid (head_dim 64): first call, then per forward")
+        md += ["", "Axial table of a 16x64x64 grid (16384 tokens, head_dim 64):\n",
+               "| table | first call ms | per forward ms |", "|---|---|---|"]
+        rows = bench_tables(repeats, clock)
+        for name, first, later in rows:
+            print(f"  {name:36s} first {fmt_ms(first):>8s} ms   per forward {fmt_ms(later):>8s} ms")
+            md.append(f"| {name} | {fmt_ms(first)} | {fmt_ms(later)} |")
+        ours = rows[0][2]
+        for name, _, later in rows[1:]:
+            print(f"  per forward, {name} / axialrope cached = {later / ours:.0f}x")
+
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(md) + "\n")
+        print(f"\nwrote {args.markdown}")
+
+
+if __name__ == "__main__":
+    main()

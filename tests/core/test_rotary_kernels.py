@@ -1,0 +1,324 @@
+"""The fast rotation paths give the textbook rotation: every backend, layout, dtype, shape.
+
+The reference below is the definition, written out in float64; each kernel (eager,
+inductor-compiled, Triton, and the composite formula that torch.compile traces) must
+match it to its dtype's rounding, forward and backward, out of place and in place.
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+import axialrope.kernels as kernels
+import axialrope.rotary as rotary
+from axialrope import apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend, triton_rope
+
+CPU_BACKENDS = ["eager", "composite", "compiled"]
+
+
+def reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
+    """Pair (a, b) -> (a cos - b sin, b cos + a sin), float64; channels past 2 * pairs unchanged."""
+    x, cos, sin = x.double(), cos.double(), sin.double()
+    if inverse:
+        sin = -sin
+    pairs = cos.shape[-1]
+    if layout == "half":
+        a, b = x[..., :pairs], x[..., pairs:2 * pairs]
+    else:
+        a, b = x[..., 0:2 * pairs:2], x[..., 1:2 * pairs:2]
+    new_a, new_b = a * cos - b * sin, b * cos + a * sin
+    out = x.clone()
+    if layout == "half":
+        out[..., :pairs], out[..., pairs:2 * pairs] = new_a, new_b
+    else:
+        out[..., 0:2 * pairs:2], out[..., 1:2 * pairs:2] = new_a, new_b
+    return out
+
+
+def table(*shape, seed=1):
+    """cos, sin of random angles, float32, shape (..., pairs)."""
+    angles = torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 10
+    return angles.cos().float(), angles.sin().float()
+
+
+def randn(*shape, dtype=torch.float32, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+def assert_matches_reference(out, x, cos, sin, layout, inverse=False):
+    """out equals the float64 rotation of x, up to one rounding to out's dtype (plus float32 math)."""
+    assert out.dtype == x.dtype and out.shape == x.shape
+    expected = reference(x, cos, sin, layout, inverse)
+    eps = max(torch.finfo(x.dtype).eps, torch.finfo(torch.float32).eps) if x.dtype != torch.float64 else 1e-15
+    scale = x.double().abs().max().item() + 1
+    torch.testing.assert_close(out.double(), expected, rtol=eps, atol=4 * eps * scale)
+
+
+# the shapes a DiT and a text model hand to the kernel, with their tables
+SHAPES = {
+    "4d, (seq, pairs) table": ((2, 3, 7, 16), (7, 8)),
+    "partial rotary": ((2, 3, 7, 20), (7, 6)),
+    "odd channel count": ((2, 3, 7, 21), (7, 8)),
+    "per-batch table": ((2, 3, 7, 16), (2, 1, 7, 8)),
+    "one angle per pair": ((3, 5, 16), (8,)),
+    "2d x": ((7, 16), (7, 8)),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "composite"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_path_matches_the_reference(backend, dtype, layout, shape):
+    x_shape, table_shape = SHAPES[shape]
+    x, (cos, sin) = randn(*x_shape, dtype=dtype), table(*table_shape)
+    with rotary_backend(backend):
+        out = apply_rotary(x, cos, sin, layout)
+        in_place = apply_rotary_(x.clone(), cos, sin, layout)
+    assert_matches_reference(out, x, cos, sin, layout)
+    assert torch.equal(in_place, out)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_strided_inputs_need_no_copy(layout):
+    """q of a (batch, seq, heads, dim) projection seen as (batch, heads, seq, dim); odd offsets too."""
+    cos, sin = table(7, 8)
+    transposed = randn(2, 7, 3, 16).transpose(1, 2)
+    shifted = randn(2, 3, 7, 17)[..., 1:]  # odd storage offset: no complex view possible
+    for x in (transposed, shifted):
+        with rotary_backend("eager"):
+            assert_matches_reference(apply_rotary(x, cos, sin, layout), x, cos, sin, layout)
+
+
+def test_large_inputs_are_rotated_in_pieces_like_small_ones():
+    """In place and half precision go through a scratch buffer piece by piece: same result."""
+    x, (cos, sin) = randn(2, 2, 300, 32, dtype=torch.bfloat16), table(300, 16)
+    whole = apply_rotary(x, cos, sin)
+    kernels._CHUNK_NUMEL, saved = 1000, kernels._CHUNK_NUMEL
+    try:
+        assert len(kernels._chunks(x, x, cos, sin)) > 1
+        assert torch.equal(apply_rotary(x, cos, sin), whole)
+        assert torch.equal(apply_rotary_(x.float(), cos, sin), apply_rotary(x.float(), cos, sin))
+    finally:
+        kernels._CHUNK_NUMEL = saved
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_compiled_kernel_matches_the_reference(layout, monkeypatch):
+    x, (cos, sin) = randn(2, 3, 7, 20), table(7, 6)
+    with rotary_backend("compiled"):
+        out = apply_rotary(x, cos, sin, layout)
+        monkeypatch.setattr(kernels, "_CHUNK_NUMEL", 100)  # in place goes piece by piece
+        in_place = apply_rotary_(x.clone(), cos, sin, layout)
+    assert_matches_reference(out, x, cos, sin, layout)
+    assert_matches_reference(in_place, x, cos, sin, layout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_compiled_kernel_in_other_dtypes(dtype, layout):
+    x, (cos, sin) = randn(2, 3, 7, 20, dtype=dtype), table(2, 1, 7, 6)
+    with rotary_backend("compiled"):
+        out = apply_rotary(x, cos, sin, layout)
+    assert_matches_reference(out, x, cos, sin, layout)
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_backward_is_the_inverse_rotation(backend, layout):
+    x, (cos, sin) = randn(2, 3, 7, 20, dtype=torch.float64).requires_grad_(), table(7, 6)
+    upstream = randn(2, 3, 7, 20, dtype=torch.float64, seed=5)
+    with rotary_backend(backend):
+        apply_rotary(x, cos, sin, layout).backward(upstream)
+    # y = R x with R orthogonal: dL/dx = R^T g = R(-angle) g
+    torch.testing.assert_close(x.grad, reference(upstream, cos, sin, layout, inverse=True), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_gradcheck_and_gradgradcheck(layout):
+    x = randn(1, 2, 5, 12, dtype=torch.float64).requires_grad_()
+    cos, sin = (t.double() for t in table(5, 4))
+    with rotary_backend("eager"):
+        fn = lambda t: apply_rotary(t, cos, sin, layout)  # noqa: E731
+        assert torch.autograd.gradcheck(fn, (x,))
+        assert torch.autograd.gradgradcheck(fn, (x,))
+
+
+def test_backward_saves_only_the_table():
+    """No activation is kept for backward: only cos and sin (the composite formula keeps x-sized tensors)."""
+    x, (cos, sin) = randn(2, 3, 7, 16).requires_grad_(), table(7, 8)
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t.shape) or t, lambda t: t):
+        with rotary_backend("eager"):
+            apply_rotary(x, cos, sin)
+    assert saved == [cos.shape, sin.shape]
+
+
+def test_gradients_reach_the_table_when_it_requires_them():
+    """A learnable table takes the composite path, whose autograd covers cos and sin too."""
+    x = randn(2, 3, 7, 16, dtype=torch.float64)
+    angles = randn(7, 8, dtype=torch.float64).requires_grad_()
+    apply_rotary(x, angles.cos(), angles.sin()).sum().backward()
+    expected = torch.autograd.grad(reference(x, angles.cos(), angles.sin(), "half").sum(), angles)[0]
+    torch.testing.assert_close(angles.grad, expected)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_qk_in_one_call_equals_two_calls(layout):
+    """Grouped-query shapes too: k has fewer heads than q."""
+    q, k, (cos, sin) = randn(2, 8, 7, 16), randn(2, 2, 7, 16, seed=3), table(7, 8)
+    q_rot, k_rot = apply_rotary_qk(q, k, cos, sin, layout)
+    assert torch.equal(q_rot, apply_rotary(q, cos, sin, layout))
+    assert torch.equal(k_rot, apply_rotary(k, cos, sin, layout))
+    q_in, k_in = q.clone(), k.clone()
+    out = apply_rotary_qk(q_in, k_in, cos, sin, layout, inplace=True)
+    assert out[0] is q_in and out[1] is k_in
+    assert torch.equal(q_in, q_rot) and torch.equal(k_in, k_rot)
+
+
+def test_qk_gradients_when_only_one_needs_them():
+    q, k, (cos, sin) = randn(2, 3, 7, 16).requires_grad_(), randn(2, 3, 7, 16, seed=3), table(7, 8)
+    q_rot, k_rot = apply_rotary_qk(q, k, cos, sin)
+    assert not k_rot.requires_grad
+    q_rot.sum().backward()
+    torch.testing.assert_close(q.grad, reference(torch.ones_like(q), cos, sin, "half", inverse=True).float())
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_in_place_keeps_the_memory_and_is_differentiable(layout):
+    x, (cos, sin) = randn(2, 3, 7, 20, dtype=torch.float64).requires_grad_(), table(7, 6)
+    hidden = x * 1.0  # a non-leaf, like q after its projection
+    pointer = hidden.data_ptr()
+    out = apply_rotary_(hidden, cos, sin, layout)
+    assert out is hidden and out.data_ptr() == pointer
+    assert_matches_reference(out.detach(), x.detach(), cos, sin, layout)
+    upstream = randn(2, 3, 7, 20, dtype=torch.float64, seed=5)
+    out.backward(upstream)
+    torch.testing.assert_close(x.grad, reference(upstream, cos, sin, layout, inverse=True))
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: apply_rotary_(torch.randn(7, 16), *table(3, 7, 8)), "without enlarging it"),
+        (lambda: apply_rotary_(torch.randn(1, 7, 16).expand(2, 7, 16), *table(7, 8)), "expanded"),
+        (lambda: apply_rotary_qk(torch.randn(7, 16), torch.randn(7, 8), *table(7, 8)), "too wide for k"),
+        (lambda: apply_rotary_qk(*(2 * [torch.randn(7, 16)]), *table(7, 8), inplace=True), "different tensors"),
+        (lambda: apply_rotary(torch.randn(7, 16), *table(7, 8), layout="pairs"), "layout must be one of"),
+        (lambda: apply_rotary(torch.tensor(1.0), *table(7, 8)), "x must have a last"),
+    ],
+)
+def test_bad_input_names_the_problem(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="backend must be one of"):
+        with rotary_backend("cuda"):
+            pass
+
+
+def test_auto_backend_choice(monkeypatch):
+    x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
+    choose = rotary._choose_backend
+    assert choose(x, cos, sin, "half", False) == "eager"  # small: not worth a compile
+    monkeypatch.setattr(rotary, "COMPILE_MIN_NUMEL", x.numel())
+    assert choose(x, cos, sin, "half", False) == "compiled"
+    assert choose(x, cos, sin, "interleaved", False) == "eager"  # a complex multiply already
+    assert choose(x.bfloat16(), cos, sin, "interleaved", False) == "compiled"
+    assert choose(x, cos, sin, "half", True) == "compiled"  # in place: piece by piece
+    assert choose(x, cos, sin, "interleaved", True) == "eager"
+    with torch.enable_grad():
+        assert choose(x, cos.requires_grad_(), sin, "half", False) == "composite"
+
+
+def test_compile_failure_falls_back_to_eager(monkeypatch):
+    def broken(*args):
+        raise RuntimeError("no C++ compiler")
+
+    monkeypatch.setattr(kernels, "_COMPILED", {})
+    monkeypatch.setattr(kernels, "_compile", lambda spec: broken)
+    monkeypatch.setattr(kernels, "_compile_works", True)
+    x, (cos, sin) = randn(2, 3, 7, 16), table(7, 8)
+    with rotary_backend("compiled"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first, second = apply_rotary(x, cos, sin), apply_rotary(x, cos, sin)
+    assert len([w for w in caught if "torch.compile" in str(w.message)]) == 1  # once, then eager
+    assert not kernels.compile_available()  # nothing ever compiled: auto stops trying
+    assert_matches_reference(first, x, cos, sin, "half")
+    assert torch.equal(first, second)
+
+
+def test_compiled_cache_is_per_spec_and_ignores_autograd_state():
+    """Gradient mode and requires_grad do not cost recompiles; each spec has its own cache."""
+    x, (cos, sin) = randn(2, 3, 7, 16), table(7, 8)
+    with rotary_backend("compiled"):
+        apply_rotary(x, cos, sin)
+        spec = kernels._spec(x, cos, "half")
+        compiled = kernels._COMPILED[spec]
+        apply_rotary(x.requires_grad_(), cos, sin).sum().backward()  # forward and backward
+        with torch.no_grad():
+            apply_rotary(randn(3, 2, 11, 16), *table(11, 8))  # other sizes
+        assert kernels._COMPILED[spec] is compiled
+        assert kernels._spec(x.double(), cos, "half") != spec
+
+
+# -- Triton -----------------------------------------------------------------------------------
+
+TRITON_CHECK = """
+import sys, torch
+sys.path.insert(0, {tests!r})
+from test_rotary_kernels import assert_matches_reference, randn, table
+from axialrope import triton_rope
+
+for layout in ("half", "interleaved"):
+    for dtype in (torch.float32, torch.bfloat16, torch.float64):
+        for x_shape, table_shape in (((2, 3, 5, 20), (5, 6)), ((3, 21), (3, 8)), ((2, 2, 2, 5, 16), (2, 1, 5, 8))):
+            x, (cos, sin) = randn(*x_shape, dtype=dtype), table(*table_shape)
+            out = triton_rope.rotate(x, cos, sin, layout, torch.empty_like(x))
+            assert_matches_reference(out, x, cos, sin, layout)
+            back = triton_rope.rotate(x, cos, sin, layout, torch.empty_like(x), inverse=True)
+            assert_matches_reference(back, x, cos, sin, layout, inverse=True)
+            in_place = x.clone()
+            triton_rope.rotate(in_place, cos, sin, layout, in_place)
+            assert torch.equal(in_place, out)
+    strided = randn(2, 5, 3, 16).transpose(1, 2)
+    cos, sin = table(5, 8)
+    assert_matches_reference(triton_rope.rotate(strided, cos, sin, layout, torch.empty_like(strided)),
+                             strided, cos, sin, layout)
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not triton_rope.available(), reason="triton is not installed")
+def test_triton_kernel_indexing_in_the_interpreter():
+    """The Triton kernel's indexing, run on CPU tensors by Triton's interpreter (no GPU needed)."""
+    code = TRITON_CHECK.format(tests=str(Path(__file__).parent))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_cuda_default_path_matches_the_reference(dtype, layout):
+    x, (cos, sin) = randn(2, 3, 7, 20, dtype=dtype).cuda(), table(7, 6)
+    cos, sin = cos.cuda(), sin.cuda()
+    expected_backend = "triton" if triton_rope.available() else "eager"
+    assert rotary._choose_backend(x, cos, sin, layout, False) == expected_backend
+    out = apply_rotary(x, cos, sin, layout)
+    assert_matches_reference(out.cpu(), x.cpu(), cos.cpu(), sin.cpu(), layout)
+    q = x.float().requires_grad_()
+    apply_rotary(q, cos, sin, layout).backward(torch.ones_like(q))
+    torch.testing.assert_close(q.grad.cpu().double(), reference(torch.ones_like(q).cpu(), cos.cpu(), sin.cpu(),
+                                                                layout, inverse=True), rtol=1e-5, atol=1e-5)
+    in_place = apply_rotary_(x.clone(), cos, sin, layout)
+    assert torch.equal(in_place, out)
