@@ -9,6 +9,7 @@
 from .attention import KVCache, RoPEAttention
 from .coords import grid_coords, text_and_grid_coords
 from .embedding import AxialRotaryEmbedding, RotaryEmbedding
+from .extrapolation import EXTRAPOLATION_METHODS, Extrapolation, RopePlan
 from .frequencies import rope_frequencies
 from .rotary import LAYOUTS, apply_rotary
 from .scaling import ROPE_TYPES, RopeScaling
@@ -17,10 +18,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AxialRotaryEmbedding",
+    "EXTRAPOLATION_METHODS",
+    "Extrapolation",
     "KVCache",
     "LAYOUTS",
     "ROPE_TYPES",
     "RoPEAttention",
+    "RopePlan",
     "RopeScaling",
     "RotaryEmbedding",
     "apply_rotary",

@@ -15,7 +15,8 @@ import torch
 from einops import rearrange
 
 
-def _per_axis(value, n_axes: int, name: str, default: float) -> list[float]:
+def per_axis_values(value, n_axes: int, name: str, default: float) -> list[float]:
+    """None -> [default] * n_axes; a number -> that number per axis; a sequence -> checked, as floats."""
     if value is None:
         return [default] * n_axes
     values = [value] * n_axes if isinstance(value, Real) else list(value)
@@ -52,8 +53,8 @@ def grid_coords(
     for size in sizes:
         if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
             raise ValueError(f"grid sizes must be positive integers, got {sizes}")
-    offsets = _per_axis(offset, len(sizes), "offset", 0.0)
-    scales = _per_axis(scale, len(sizes), "scale", 1.0)
+    offsets = per_axis_values(offset, len(sizes), "offset", 0.0)
+    scales = per_axis_values(scale, len(sizes), "scale", 1.0)
     axes = [o + s * torch.arange(n, dtype=dtype, device=device) for n, o, s in zip(sizes, offsets, scales)]
     mesh = torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1)  # (*sizes, n_axes)
     return rearrange(mesh, "... axes -> (...) axes")

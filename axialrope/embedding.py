@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import torch
 from torch import nn
 
-from .coords import _per_axis, grid_coords
+from .coords import grid_coords, per_axis_values
 from .frequencies import check_rotary_dim, check_theta, rope_frequencies
 from .scaling import RopeScaling, as_rope_scaling
 
@@ -117,8 +117,8 @@ class AxialRotaryEmbedding(nn.Module):
         """
         if len(sizes) != self.n_axes:
             raise ValueError(f"expected {self.n_axes} grid sizes (one per axis), got {len(sizes)}: {sizes}")
-        offsets = tuple(_per_axis(offset, self.n_axes, "offset", 0.0))
-        scales = tuple(_per_axis(scale, self.n_axes, "scale", 1.0))
+        offsets = tuple(per_axis_values(offset, self.n_axes, "offset", 0.0))
+        scales = tuple(per_axis_values(scale, self.n_axes, "scale", 1.0))
         device = torch.device(device or "cpu")
         build = lambda: self._compute(grid_coords(*sizes, offset=offsets, scale=scales, device=device), None)  # noqa: E731
         return self._cached(("grid", sizes, offsets, scales, device), None, build, None)

@@ -103,6 +103,25 @@ def _llama3(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
     return torch.where(is_medium, blended, scaled)
 
 
+def riflex_intrinsic_index(inv_freq: torch.Tensor, trained_length: int) -> int:
+    """The pair whose period 2 pi / theta_k is closest to the trained length."""
+    return int(((2 * math.pi / inv_freq) - trained_length).abs().argmin())
+
+
+def _riflex(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
+    # RIFLEx (Zhao et al. 2025): the intrinsic pair would complete a period within the new
+    # length and repeat the video; slow it so that it completes 0.9 of one period there.
+    trained = scaling.original_max_position_embeddings
+    k = scaling.riflex_index
+    if k is None:
+        k = riflex_intrinsic_index(inv_freq, trained)
+    if k >= inv_freq.numel():
+        raise ValueError(f"scaling: riflex_index={k} is out of range for {inv_freq.numel()} pairs")
+    inv_freq = inv_freq.clone()
+    inv_freq[k] = min(float(inv_freq[k]), 0.9 * 2 * math.pi / (scaling.factor * trained))
+    return inv_freq
+
+
 def rope_frequencies(
     dim: int,
     theta: float = 10000.0,
@@ -130,6 +149,8 @@ def rope_frequencies(
                  between beta_fast and beta_slow times within L_train
         llama3:  theta_i / s above wavelength L_train / low_freq_factor, kept below
                  L_train / high_freq_factor, blended between
+        riflex:  theta_k = min(theta_k, 0.9 * 2 pi / (s * L_train)) for the intrinsic pair k
+                 (period closest to L_train), every other pair kept
     """
     dim = check_rotary_dim(dim)
     theta = check_theta(theta)
@@ -153,4 +174,6 @@ def rope_frequencies(
         return _yarn(inv_freq, dim, theta, scaling)
     if kind == "llama3":
         return _llama3(inv_freq, scaling), 1.0
+    if kind == "riflex":
+        return _riflex(inv_freq, scaling), 1.0
     raise AssertionError(f"unhandled rope_type {kind}")  # RopeScaling validated it

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, fields
 from numbers import Real
 
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex")
 
 # Each rope type and the optional keys that change its numbers. Anything else in a
 # dict is a typo or a feature we do not have, and gets an error instead of silence.
@@ -32,6 +32,7 @@ _KEYS_FOR_TYPE = {
         "truncate",
     },
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
+    "riflex": {"factor", "original_max_position_embeddings", "riflex_index"},
 }
 _REQUIRED_KEYS = {
     "linear": {"factor"},
@@ -39,6 +40,7 @@ _REQUIRED_KEYS = {
     "dynamic": {"factor", "original_max_position_embeddings"},
     "yarn": {"factor", "original_max_position_embeddings"},
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
+    "riflex": {"factor", "original_max_position_embeddings"},
 }
 
 
@@ -49,7 +51,8 @@ class RopeScaling:
     Attributes:
         rope_type: "default" (no scaling), "linear" (position interpolation),
             "ntk" (static NTK-aware: base times factor^(d/(d-2))), "dynamic" (NTK
-            recomputed from the current length), "yarn" or "llama3".
+            recomputed from the current length), "yarn", "llama3", or "riflex"
+            (video length: lowers the one frequency whose period is closest to L_train).
         factor: s = L_eval / L_train, at least 1.
         original_max_position_embeddings: L_train, the trained context length
             (required by dynamic, yarn and llama3).
@@ -59,6 +62,8 @@ class RopeScaling:
         attention_factor: explicit YaRN attention factor, overrides the above.
         truncate: round YaRN's correction range outwards to whole pairs.
         low_freq_factor, high_freq_factor: Llama-3's wavelength band edges.
+        riflex_index: RIFLEx's intrinsic pair index k (None: the pair whose period
+            2 pi / theta_k is closest to L_train).
     """
 
     rope_type: str = "default"
@@ -72,6 +77,7 @@ class RopeScaling:
     truncate: bool = True
     low_freq_factor: float | None = None
     high_freq_factor: float | None = None
+    riflex_index: int | None = None
 
     def __post_init__(self):
         if self.rope_type not in ROPE_TYPES:
@@ -96,6 +102,10 @@ class RopeScaling:
             if length <= 0:
                 raise ValueError(f"scaling: original_max_position_embeddings must be positive, got {length}")
             object.__setattr__(self, "original_max_position_embeddings", int(length))
+        if self.riflex_index is not None and (
+            isinstance(self.riflex_index, bool) or not isinstance(self.riflex_index, int) or self.riflex_index < 0
+        ):
+            raise ValueError(f"scaling: riflex_index must be a non-negative integer, got {self.riflex_index!r}")
         if not isinstance(self.truncate, bool):
             raise TypeError(f"scaling: truncate must be a bool, got {type(self.truncate).__name__}")
         missing = sorted(k for k in _REQUIRED_KEYS.get(self.rope_type, ()) if getattr(self, k) is None)
@@ -147,11 +157,6 @@ class RopeScaling:
         keys = _KEYS_FOR_TYPE[self.rope_type]
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name in keys}
         return {"rope_type": self.rope_type, **{k: v for k, v in values.items() if v is not None}}
-
-    @property
-    def is_identity(self) -> bool:
-        """True when this scaling leaves the default frequencies untouched at any length."""
-        return self.rope_type == "default" or (self.factor == 1.0 and self.rope_type in ("linear", "ntk"))
 
 
 def as_rope_scaling(scaling, theta: float | None = None) -> RopeScaling | None:

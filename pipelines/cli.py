@@ -14,6 +14,7 @@ import sys
 # subcommand -> (module under axialrope.pipelines, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train_cli", "train a DiT with accelerate on procedural shapes or your own folder"),
+    "check": ("check_cli", "run the RoPE factorization checks on axialrope and peers' rotary embeddings"),
 }
 
 
