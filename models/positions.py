@@ -23,7 +23,7 @@ from diffusers.models.embeddings import get_1d_sincos_pos_embed_from_grid
 from torch import nn
 
 from axialrope import AxialRotaryEmbedding, grid_coords
-from axialrope.coords import _per_axis
+from axialrope.coords import per_axis_values
 from axialrope.scaling import RopeScaling, as_rope_scaling
 
 
@@ -115,8 +115,8 @@ class GridRope(nn.Module):
     def config(self, config: RopeConfig) -> None:
         if not isinstance(config, RopeConfig):
             raise TypeError(f"rope config must be a RopeConfig, got {type(config).__name__}")
-        _per_axis(config.offset, self.n_axes, "offset", 0.0)  # raises unless one per axis
-        _per_axis(config.scale, self.n_axes, "scale", 1.0)
+        per_axis_values(config.offset, self.n_axes, "offset", 0.0)  # raises unless one per axis
+        per_axis_values(config.scale, self.n_axes, "scale", 1.0)
         self.embedding.set_frequencies(config.theta, config.scaling)  # validates the per-axis counts
         self._config = config
 
@@ -134,8 +134,8 @@ class GridRope(nn.Module):
         cos, sin = self.embedding.for_grid(*grid, offset=config.offset, scale=config.scale, device=device)
         if num_text_tokens == 0:
             return cos, sin
-        offsets = _per_axis(config.offset, self.n_axes, "offset", 0.0)
-        first_scale = _per_axis(config.scale, self.n_axes, "scale", 1.0)[0]
+        offsets = per_axis_values(config.offset, self.n_axes, "offset", 0.0)
+        first_scale = per_axis_values(config.scale, self.n_axes, "scale", 1.0)[0]
         first_axis_min = offsets[0] + min(0.0, first_scale * (grid[0] - 1))
         text_offset = (first_axis_min - num_text_tokens, *offsets[1:])
         ones = (1,) * (self.n_axes - 1)
