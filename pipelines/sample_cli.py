@@ -33,7 +33,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="class names or ids, a grid row each (default: every class; none for an unconditional model)")
     parser.add_argument("--num", type=int, default=4, help="samples per class (or in all, unconditional)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initial noise")
-    parser.add_argument("--steps", type=int, default=25, help="sampler steps")
+    parser.add_argument("--steps", type=int, default=20, help="sampler steps")
     parser.add_argument("--guidance", type=float, default=None,
                         help="classifier-free guidance scale (default 2 with classes, 1 without)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -88,9 +88,8 @@ def load_pipeline(model: str | None, device: str = "auto"):
     path = resolve_model(model)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    pipe = DiTPipeline.from_pretrained(path)
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-    return pipe.to(device, dtype)
+    return DiTPipeline.from_pretrained(path, dtype=dtype).to(device)
 
 
 def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
