@@ -11,7 +11,7 @@ from .dit import POSITION_ENCODINGS, DiT, DiTOutput
 from .diffusers_rope import AxialRopeAttnProcessor, use_axial_rope
 from .embeddings import LabelEmbedder, Patchify, TimestepEmbedder
 from .positions import GridRope, RopeConfig, sincos_pos_embed, split_axes
-from .registry import DIT_SIZES, create_dit, dit_b, dit_s, dit_tiny, dit_xl
+from .registry import DIT_SIZES, create_dit, dit_b, dit_mini, dit_s, dit_tiny, dit_xl
 from .text_lm import TextLMConfig, TinyCausalLM
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "create_dit",
     "dit_b",
     "dit_s",
+    "dit_mini",
     "dit_tiny",
     "dit_xl",
     "sincos_pos_embed",

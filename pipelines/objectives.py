@@ -16,6 +16,7 @@ DDPM epsilon prediction (DiT's objective): integer t in [0, 1000), x_t from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -137,33 +138,46 @@ def sample(
     guidance_scale: float = 1.0,
     null_class: int | None = None,
     generator: torch.Generator | None = None,
+    scheduler=None,
+    on_step: Callable[[int, float], None] | None = None,
 ) -> torch.Tensor:
-    """Draw samples from noise with the objective's diffusers scheduler.
+    """Draw samples from noise with a diffusers scheduler (the objective's unless one is given).
 
     Args:
         noise: (b, c, ...) standard normal, the shape of the samples.
         class_labels: (b,) long or None.
         guidance_scale: classifier-free guidance; above 1 needs labels and `null_class`.
         generator: for stochastic schedulers (DDPM).
+        scheduler: a diffusers scheduler to use instead of `objective.scheduler()` (then
+            `objective` may be None); its timesteps are set here.
+        on_step: called before each model call with (step index, time in [0, 1]), the time
+            being timestep / num_train_timesteps: flow matching's sigma, 1 = pure noise.
+            A pipeline uses it to change the model's RoPE settings per step.
 
     Returns:
-        (b, c, ...) samples, nominally in [-1, 1].
+        (b, c, ...) samples in float32, nominally in [-1, 1]. The model runs in its own
+        dtype (e.g. bf16); the sampler state stays float32.
     """
     if guidance_scale != 1.0 and (class_labels is None or null_class is None):
         raise ValueError("guidance_scale != 1 needs class_labels and the model's null_class")
-    scheduler = objective.scheduler()
+    scheduler = objective.scheduler() if scheduler is None else scheduler
     scheduler.set_timesteps(num_steps, device=noise.device)
-    x = noise * getattr(scheduler, "init_noise_sigma", 1.0)  # DDPM has one (1.0); flow matching starts at sigma = 1
-    for t in scheduler.timesteps:
+    model_dtype = getattr(model, "dtype", torch.float32)  # diffusers models have one; plain modules run in float32
+    total_time = scheduler.config.num_train_timesteps
+    x = noise.float() * getattr(scheduler, "init_noise_sigma", 1.0)  # DDPM has one (1.0); flow matching starts at sigma = 1
+    for index, t in enumerate(scheduler.timesteps):
+        if on_step is not None:
+            on_step(index, float(t) / total_time)
         timesteps = t.expand(x.shape[0]).to(x.device)
         if guidance_scale == 1.0:
-            prediction = model(x, timesteps, class_labels=class_labels).sample
+            prediction = model(x.to(model_dtype), timesteps, class_labels=class_labels).sample
         else:
             unconditional = torch.full_like(class_labels, null_class)
             both = model(
-                torch.cat([x, x]), torch.cat([timesteps, timesteps]), class_labels=torch.cat([class_labels, unconditional])
+                torch.cat([x, x]).to(model_dtype), torch.cat([timesteps, timesteps]),
+                class_labels=torch.cat([class_labels, unconditional]),
             ).sample
-            conditioned, free = both.chunk(2)
+            conditioned, free = both.float().chunk(2)
             prediction = free + guidance_scale * (conditioned - free)
-        x = scheduler.step(prediction, t, x, generator=generator).prev_sample
+        x = scheduler.step(prediction.float(), t, x, generator=generator).prev_sample
     return x

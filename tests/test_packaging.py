@@ -20,6 +20,12 @@ def test_wheel_maps_models_and_pipelines_inside_axialrope(tmp_path):
     assert "axialrope/pipelines/__init__.py" in names
     top_level = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top_level == {"axialrope"}
+    # the bundled models travel as package data, so a non-editable install can sample
+    for model in ("shapes-rope", "shapes-sincos", "moving-shapes-rope"):
+        folder = f"axialrope/pipelines/assets/{model}"
+        for part in ("model_index.json", "scheduler/scheduler_config.json", "transformer/config.json",
+                     "transformer/diffusion_pytorch_model.safetensors"):
+            assert f"{folder}/{part}" in names
 
 
 def test_installed_subpackages_import():
