@@ -15,6 +15,8 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train_cli", "train a DiT with accelerate on procedural shapes or your own folder"),
     "check": ("check_cli", "run the RoPE factorization checks on axialrope and peers' rotary embeddings"),
+    "sample": ("sample_cli", "sample images or videos from a trained DiT at any size, with RoPE extrapolation"),
+    "compare": ("compare_cli", "sample the same seeds with every extrapolation method into one labelled PNG"),
 }
 
 

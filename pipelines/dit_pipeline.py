@@ -151,6 +151,8 @@ class DiTPipeline(DiffusionPipeline):
         index = json.loads((folder / "model_index.json").read_text())
         if index.get("_class_name") != cls.__name__:
             raise ValueError(f"{str(path)!r} holds a {index.get('_class_name')!r}, not a {cls.__name__}")
+        import axialrope.models  # noqa: F401  diffusers loads the transformer's class only from an imported module
+
         return super().from_pretrained(str(folder), **kwargs)
 
     # -- inputs ----------------------------------------------------------------------------

@@ -1,0 +1,37 @@
+"""Turn the runs of benchmarks/train_bundled.sh into the bundled pipelines under pipelines/assets/.
+
+    .venv/bin/python benchmarks/package_bundled.py                # EMA weights (default)
+    .venv/bin/python benchmarks/package_bundled.py --weights model # the raw weights instead
+
+Each run's model (model_ema/ or model/) becomes a DiTPipeline (flow-matching scheduler, the
+shape names as class names) saved with safetensors to pipelines/assets/<run name>/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from axialrope.models import DiT
+from axialrope.pipelines.bundled import BUNDLED_MODELS, assets_folder
+from axialrope.pipelines.dit_pipeline import DiTPipeline
+from axialrope.pipelines.scenes import SHAPE_KINDS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", default="outputs/bundled", help="the folder train_bundled.sh wrote")
+    parser.add_argument("--weights", default="model_ema", choices=["model_ema", "model"])
+    args = parser.parse_args()
+    for name in BUNDLED_MODELS:
+        model = DiT.from_pretrained(Path(args.runs) / name / args.weights)
+        target = assets_folder() / name
+        shutil.rmtree(target, ignore_errors=True)
+        DiTPipeline.from_model(model, "flow", class_names=list(SHAPE_KINDS)).save_pretrained(target)
+        size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
+        print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, {size / 1e6:.1f} MB -> {target}")
+
+
+if __name__ == "__main__":
+    main()

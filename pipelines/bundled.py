@@ -1,0 +1,43 @@
+"""The models shipped with the package (pipelines/assets/, diffusers format), by name.
+
+    from axialrope.pipelines.bundled import bundled_model_path
+    pipe = DiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
+
+They were trained by benchmarks/train_bundled.sh (see the README, "Bundled models").
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+BUNDLED_MODELS: dict[str, str] = {
+    "shapes-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural shapes, 6 classes",
+    "shapes-sincos": "the same with absolute sin-cos positions (the extrapolation baseline)",
+    "moving-shapes-rope": "video DiT (mini, patch 2x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes",
+}
+DEFAULT_MODEL = "shapes-rope"
+
+
+def assets_folder() -> Path:
+    """The folder holding the bundled pipelines (inside the installed package)."""
+    return Path(str(resources.files("axialrope.pipelines") / "assets"))
+
+
+def bundled_model_path(name: str = DEFAULT_MODEL) -> Path:
+    """The folder of bundled model `name` (one of BUNDLED_MODELS)."""
+    if name not in BUNDLED_MODELS:
+        raise ValueError(f"unknown bundled model {name!r}; choose one of {sorted(BUNDLED_MODELS)}")
+    return assets_folder() / name
+
+
+def resolve_model(model: str | None) -> Path:
+    """A model argument: None (the default bundled model), a bundled name, or a folder."""
+    if model is None:
+        return bundled_model_path(DEFAULT_MODEL)
+    if model in BUNDLED_MODELS and not Path(model).exists():
+        return bundled_model_path(model)
+    return Path(model)
+
+
+__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "resolve_model"]
