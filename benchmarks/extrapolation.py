@@ -36,7 +36,6 @@ import torch  # noqa: E402
 from torchvision.utils import make_grid  # noqa: E402
 
 from axialrope import Extrapolation  # noqa: E402
-import axialrope.models  # noqa: E402,F401  TEMP
 from axialrope.pipelines.bundled import bundled_model_path  # noqa: E402
 from axialrope.pipelines.dit_pipeline import DiTPipeline  # noqa: E402
 from axialrope.pipelines.metrics import repetition_score, swd, video_swd  # noqa: E402
@@ -160,9 +159,11 @@ def plot_against_scale(path: Path, sizes, side: int, results, floors) -> None:
     square = [i for i, (h, w) in enumerate(sizes) if h == w]
     scales = [sizes[i][0] / side for i in square]
     figure, axis = plt.subplots(figsize=(7, 4.5))
-    for (model, label), values in results.items():
+    colours = plt.cm.tab20.colors  # more series than the default cycle's 10 colours
+    for index, ((model, label), values) in enumerate(results.items()):
         style = "--" if model == "sincos" else "-"
-        axis.plot(scales, [values[i] for i in square], style, marker="o", label=f"{model} {label}")
+        axis.plot(scales, [values[i] for i in square], style, marker="o", color=colours[index % len(colours)],
+                  label=f"{model} {label}")
     axis.plot(scales, [floors[i] for i in square], ":", color="black", label="floor (real vs real)")
     axis.set(xlabel="side / trained side", ylabel="SWD x1e3 (lower is better)", yscale="log",
              title="Image samples beyond the trained 32x32 grid")
@@ -208,8 +209,8 @@ def video_benchmark(args, out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples, sizes and steps (a few minutes)")
-    parser.add_argument("--num", type=int, default=None, help="images per cell (default 64, quick 16)")
-    parser.add_argument("--steps", type=int, default=None, help="sampler steps (default 20, quick 10)")
+    parser.add_argument("--num", type=int, default=None, help="images per cell (default 32, quick 12)")
+    parser.add_argument("--steps", type=int, default=None, help="sampler steps (default 12, quick 8)")
     parser.add_argument("--guidance", type=float, default=2.0, help="classifier-free guidance scale")
     parser.add_argument("--seed", type=int, default=0, help="noise seed")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
@@ -219,8 +220,8 @@ def main() -> None:
     parser.add_argument("--video-model", default=bundled_model_path("moving-shapes-rope"), help="video pipeline folder")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="output folder")
     args = parser.parse_args()
-    args.num = args.num or (16 if args.quick else 64)
-    args.steps = args.steps or (10 if args.quick else 20)
+    args.num = args.num or (12 if args.quick else 32)
+    args.steps = args.steps or (8 if args.quick else 12)
     if args.threads:
         torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
