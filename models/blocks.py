@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from axialrope import apply_rotary
+from axialrope import apply_rotary_qk
 
 Table = tuple[torch.Tensor, torch.Tensor]
 
@@ -46,7 +46,7 @@ class Attention(nn.Module):
         q, k = self.q_norm(q), self.k_norm(k)
         if rope is not None:
             cos, sin = rope
-            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+            q, k = apply_rotary_qk(q, k, cos, sin)
         return q, k, v
 
     def forward(self, x: torch.Tensor, rope: Table | None = None, attention_scale: float = 1.0) -> torch.Tensor:
