@@ -10,7 +10,7 @@ from einops import rearrange
 from torch import nn
 
 from .embedding import RotaryEmbedding
-from .rotary import apply_rotary
+from .rotary import apply_rotary_qk
 
 
 @dataclass
@@ -79,7 +79,7 @@ class RoPEAttention(nn.Module):
 
         positions = torch.arange(past, past + new, device=x.device)
         cos, sin = self.rope(positions, seq_len=past + new)  # (new, head_dim // 2)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        q, k = apply_rotary_qk(q, k, cos, sin)
         if cache is not None:
             k = torch.cat((cache.keys, k), dim=-2)
             v = torch.cat((cache.values, v), dim=-2)
