@@ -4,8 +4,9 @@ Layouts:
 - images: class subfolders as torchvision's `ImageFolder` reads them (`root/<class>/<image>`,
   labels from the sorted class names), or a flat folder of images (no labels; a folder with
   images directly inside is read as flat and its subfolders are ignored);
-- videos: animated image files (GIF, WebP) directly in `root`, and/or subfolders that each
-  hold the frames of one video as images (sorted by name); no labels.
+- videos: animated image files (GIF, WebP) and, with PyAV installed, video files (MP4, WebM,
+  MOV, ...) directly in `root`, and/or subfolders that each hold the frames of one video as
+  images (sorted by name); no labels.
 
 Every file is opened (header only) when the dataset is built, so a missing, empty or
 unreadable folder fails before any training starts, naming the culprit. Items are keyed
@@ -30,9 +31,9 @@ from torch.utils.data import Dataset
 from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
 
 from .buckets import Bucket, check_buckets
+from .video_io import CONTAINER_EXTENSIONS, av_available, probe_video, read_video_frames
 
-VIDEO_EXTENSIONS = (".gif", ".webp")  # animated images that PIL decodes; other containers need a video library
-_UNSUPPORTED_VIDEO = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v")
+ANIMATION_EXTENSIONS = (".gif", ".webp")  # animated images that PIL decodes; containers go through PyAV
 
 
 def _is_image(path: Path) -> bool:
@@ -159,7 +160,7 @@ class ImageFolderDataset(_FolderDataset):
 
 
 class VideoFolderDataset(_FolderDataset):
-    """A folder of videos: animated GIF/WebP files and/or subfolders of frame images.
+    """A folder of videos: animated GIF/WebP files, video files (PyAV) and/or subfolders of frame images.
 
     A clip of the bucket's frame count starts at a random frame (global RNG) of its video.
 
@@ -182,25 +183,28 @@ class VideoFolderDataset(_FolderDataset):
                 frames = sorted(p for p in entry.iterdir() if _is_image(p))
                 if frames:
                     self.videos.append(frames)
-            elif entry.suffix.lower() in VIDEO_EXTENSIONS:
+            elif entry.suffix.lower() in ANIMATION_EXTENSIONS:
                 self.videos.append(entry)
-            elif entry.suffix.lower() in _UNSUPPORTED_VIDEO:
-                unsupported.append(entry.name)
+            elif entry.suffix.lower() in CONTAINER_EXTENSIONS:
+                (self.videos if av_available() else unsupported).append(entry)
         if not self.videos:
-            hint = f" ({', '.join(unsupported[:3])} need a video decoder: convert them to frame folders)" if unsupported else ""
+            hint = (f" ({', '.join(p.name for p in unsupported[:3])} need PyAV: pip install av, or convert them "
+                    "to frame folders)" if unsupported else "")
             raise ValueError(
-                f"data_dir: {str(self.root)!r} holds no videos: expected animated {'/'.join(VIDEO_EXTENSIONS)} "
+                f"data_dir: {str(self.root)!r} holds no videos: expected {'/'.join(ANIMATION_EXTENSIONS + CONTAINER_EXTENSIONS)} "
                 f"files or subfolders of frame images{hint}"
             )
         self.sizes, self.frame_counts = [], []
         for video in self.videos:
-            if isinstance(video, Path):
-                width, height, count = _open_header(video)
-            else:
+            if isinstance(video, list):
                 headers = [_open_header(frame) for frame in video]
                 if len({h[:2] for h in headers}) > 1:
                     raise ValueError(f"frames of {str(video[0].parent)!r} differ in size")
                 (width, height, _), count = headers[0], len(headers)
+            elif video.suffix.lower() in ANIMATION_EXTENSIONS:
+                width, height, count = _open_header(video)
+            else:
+                width, height, count = probe_video(video)
             self.sizes.append((width, height))
             self.frame_counts.append(count)
         super().__init__(default_bucket, random_flip)
@@ -226,7 +230,9 @@ class VideoFolderDataset(_FolderDataset):
         """(count, 3, H, W) uint8 frames start .. start + count - 1 of video `index`."""
         video = self.videos[index]
         try:
-            if isinstance(video, Path):
+            if isinstance(video, Path) and video.suffix.lower() in CONTAINER_EXTENSIONS:
+                frames = list(read_video_frames(video, start, count))
+            elif isinstance(video, Path):
                 with Image.open(video) as animation:
                     frames = [
                         TF.pil_to_tensor(frame.convert("RGB"))

@@ -6,7 +6,6 @@ float in [0, 1].
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,8 @@ import PIL.Image
 import torch
 from einops import rearrange
 from torchvision.utils import make_grid, save_image
+
+from .video_io import av_available, require_av, write_mp4
 
 
 def save_grid(images: torch.Tensor, path: str | Path, per_row: int = 8, padding: int = 2) -> Path:
@@ -42,29 +43,10 @@ def save_gif(frames: torch.Tensor, path: str | Path, fps: float = 4.0) -> Path:
     return path
 
 
-def mp4_available() -> bool:
-    """True if PyAV (what torchvision's video writer used) is installed."""
-    return importlib.util.find_spec("av") is not None
-
-
 def save_mp4(frames: torch.Tensor, path: str | Path, fps: float = 4.0) -> Path:
-    """Save frames (t, c, h, w) in [0, 1] as an H.264 MP4 with PyAV; RuntimeError if PyAV is missing."""
-    if not mp4_available():
-        raise RuntimeError("writing MP4 needs PyAV (pip install av); GIF and PNG frames need nothing extra")
-    import av
-
-    path = _parent_made(path)
-    pixels = to_uint8_frames(frames)
-    # H.264 with yuv420p wants even sizes: pad by one pixel where needed
-    pad_h, pad_w = pixels.shape[1] % 2, pixels.shape[2] % 2
-    pixels = np.pad(pixels, ((0, 0), (0, pad_h), (0, pad_w), (0, 0)), mode="edge")
-    with av.open(str(path), mode="w") as container:
-        stream = container.add_stream("libx264", rate=int(round(fps)))
-        stream.width, stream.height, stream.pix_fmt = pixels.shape[2], pixels.shape[1], "yuv420p"
-        for frame in pixels:
-            container.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
-        container.mux(stream.encode())
-    return path
+    """Save frames (t, c, h, w) in [0, 1] as an H.264 MP4; RuntimeError if PyAV is missing."""
+    require_av("writing MP4")  # before any folder is made
+    return write_mp4(to_uint8_frames(frames), _parent_made(path), fps)
 
 
 def save_frames(frames: torch.Tensor, folder: str | Path) -> list[Path]:
@@ -89,7 +71,7 @@ def save_videos(videos: torch.Tensor, path: str | Path, fps: float = 4.0, mp4: b
     written = {"gif": save_gif(frames, path.with_suffix(".gif"), fps)}
     if path.suffix.lower() != ".gif":
         written["grid"] = save_grid(frames, path.with_suffix(".png"), per_row=1, padding=0)
-    if mp4 and mp4_available():
+    if mp4 and av_available():
         written["mp4"] = save_mp4(frames, path.with_suffix(".mp4"), fps)
     written["frames"] = save_frames(frames, path.with_name(path.stem + "_frames"))[0].parent
     return written
@@ -101,5 +83,5 @@ def _parent_made(path: str | Path) -> Path:
     return path
 
 
-__all__ = ["mp4_available", "save_frames", "save_gif", "save_grid", "save_mp4", "save_videos", "to_uint8_frames",
+__all__ = ["save_frames", "save_gif", "save_grid", "save_mp4", "save_videos", "to_uint8_frames",
            "video_grid"]
