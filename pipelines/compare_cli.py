@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from .sample_cli import ENTROPY_SUFFIX, add_model_arguments, load_pipeline, make_extrapolation, parse_options, sampling_kwargs
 
@@ -59,9 +58,12 @@ def run(args: argparse.Namespace) -> int:
     from torchvision.transforms.functional import to_pil_image
     from torchvision.utils import make_grid
 
+    from .sample_outputs import check_output_path
+
     started = time.perf_counter()
     try:
         pipe = load_pipeline(args.model, args.device)
+        out = check_output_path(args.out, video=False)  # one labelled picture, also for video models
         methods = args.methods or default_methods(pipe)
         options = parse_options(args.option)
         extrapolations = [make_extrapolation(name, options=options) for name in methods]
@@ -78,7 +80,6 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, FileNotFoundError) as error:
         print(f"axialrope compare: {error}", file=sys.stderr)
         return 2
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     labelled_panels(panels, methods).save(out)
     print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}) in {time.perf_counter() - started:.1f} s")

@@ -15,7 +15,6 @@ import argparse
 import dataclasses
 import sys
 import time
-from pathlib import Path
 
 from .bundled import BUNDLED_MODELS, DEFAULT_MODEL, resolve_model
 
@@ -47,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--extrapolation", default="none",
                         help="none, pi, ntk, yarn, riflex, dype-pi, dype-ntk or dype-yarn; NAME+entropy adds entropy scaling")
     parser.add_argument("--entropy-scaling", action="store_true", help="scale attention logits by sqrt(log N / log N_train)")
-    parser.add_argument("--out", default="outputs/sample.png", help="output PNG (or .gif for video)")
+    parser.add_argument("--out", default="outputs/sample.png", help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video (all three are written)")
 
 
 def parse_options(options: list[str]) -> dict:
@@ -114,18 +113,18 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .sample_outputs import save_grid, save_videos
+    from .sample_outputs import check_output_path, save_grid, save_videos
 
     started = time.perf_counter()
     try:
         pipe = load_pipeline(args.model, args.device)
+        out = check_output_path(args.out, video=pipe.is_video)
         extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, parse_options(args.option))
         kwargs, per_row = sampling_kwargs(pipe, args)
         output = pipe(extrapolation=extrapolation, **kwargs)
     except (ValueError, TypeError, FileNotFoundError) as error:
         print(f"axialrope sample: {error}", file=sys.stderr)
         return 2
-    out = Path(args.out)
     if output.frames is not None:
         written = save_videos(output.frames, out, fps=args.fps)
         shown = ", ".join(str(p) for p in written.values())

@@ -17,6 +17,22 @@ from torchvision.utils import make_grid, save_image
 from .video_io import av_available, require_av, write_mp4
 
 
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+VIDEO_SUFFIXES = (".png", ".gif", ".mp4")  # any of them writes all the video outputs, see save_videos
+
+
+def check_output_path(path: str | Path, video: bool) -> Path:
+    """`path` as a Path if its suffix names an output this module writes; ValueError before any sampling if not."""
+    path = Path(path)
+    suffixes = VIDEO_SUFFIXES if video else IMAGE_SUFFIXES
+    if path.suffix.lower() not in suffixes:
+        kind = "a video model's" if video else "an image model's"
+        raise ValueError(f"--out {str(path)!r}: {kind} output must end in one of {', '.join(suffixes)}")
+    if path.suffix.lower() == ".mp4" and not av_available():
+        raise ValueError(f"--out {str(path)!r}: writing MP4 needs PyAV (pip install av); use .gif or .png")
+    return path
+
+
 def save_grid(images: torch.Tensor, path: str | Path, per_row: int = 8, padding: int = 2) -> Path:
     """Save images (b, c, h, w) in [0, 1] as one PNG grid of `per_row` columns; returns the path."""
     path = _parent_made(path)
@@ -83,5 +99,5 @@ def _parent_made(path: str | Path) -> Path:
     return path
 
 
-__all__ = ["save_frames", "save_gif", "save_grid", "save_mp4", "save_videos", "to_uint8_frames",
+__all__ = ["IMAGE_SUFFIXES", "VIDEO_SUFFIXES", "check_output_path", "save_frames", "save_gif", "save_grid", "save_mp4", "save_videos", "to_uint8_frames",
            "video_grid"]

@@ -78,9 +78,20 @@ def test_compare_puts_one_labelled_panel_per_method_side_by_side(tiny_folders, t
         (["--height", "30"], "not divisible by the model's patch size 4"),
         (["--frames", "8"], "num_frames given, but this is an image model"),
         (["--classes", "hexagon"], "unknown class 'hexagon'"),
+        (["--out", "x.gif"], "an image model's output must end in one of .png, .jpg"),
     ],
 )
-def test_sample_reports_bad_input_with_exit_code_2(args, message, tmp_path, capsys):
-    assert main(["sample", "--steps", "1", "--num", "1", "--out", str(tmp_path / "x.png"), *args]) == 2
+def test_sample_reports_bad_input_with_exit_code_2(args, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["sample", "--steps", "1", "--num", "1", "--out", "x.png", *args]) == 2
     assert message in capsys.readouterr().err
-    assert not (tmp_path / "x.png").exists()
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_output_names_are_checked_before_sampling(tiny_folders, tmp_path, capsys):
+    video = ["sample", "--model", str(tiny_folders / "video"), "--steps", "1", "--num", "1"]
+    assert main(video + ["--out", str(tmp_path / "clip.avi")]) == 2
+    assert "a video model's output must end in one of .png, .gif, .mp4" in capsys.readouterr().err
+    assert main(["compare", "--model", str(tiny_folders / "image"), "--out", str(tmp_path / "c.mp4")]) == 2
+    assert "output must end in one of .png" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
