@@ -215,6 +215,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="noise seed")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--skip-video", action="store_true", help="images only")
+    parser.add_argument("--skip-images", action="store_true", help="video only")
     parser.add_argument("--image-model", default=bundled_model_path("shapes-rope"), help="RoPE image pipeline folder")
     parser.add_argument("--sincos-model", default=bundled_model_path("shapes-sincos"), help="sin-cos image pipeline folder")
     parser.add_argument("--video-model", default=bundled_model_path("moving-shapes-rope"), help="video pipeline folder")
@@ -226,7 +227,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    image_benchmark(args, args.out)
+    if not args.skip_images:
+        image_benchmark(args, args.out)
     if not args.skip_video:
         video_benchmark(args, args.out)
     print(f"wrote {args.out} in {(time.perf_counter() - start) / 60:.1f} min")

@@ -23,8 +23,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="outputs/bundled", help="the folder train_bundled.sh wrote")
     parser.add_argument("--weights", default="model_ema", choices=["model_ema", "model"])
+    parser.add_argument("--models", nargs="+", default=list(BUNDLED_MODELS), choices=list(BUNDLED_MODELS),
+                        help="which runs to package (default: all)")
     args = parser.parse_args()
-    for name in BUNDLED_MODELS:
+    for name in args.models:
         model = DiT.from_pretrained(Path(args.runs) / name / args.weights)
         target = assets_folder() / name
         shutil.rmtree(target, ignore_errors=True)

@@ -13,7 +13,7 @@ def dit_tiny(**kwargs) -> DiT:  # for CPU tests: about 0.2M parameters
     return DiT(hidden_size=64, depth=2, num_heads=4, **kwargs)
 
 
-def dit_mini(**kwargs) -> DiT:  # the bundled models: about 1.3M parameters, trains on 2 shared CPU cores in ~35 min
+def dit_mini(**kwargs) -> DiT:  # the bundled models: about 1.3M parameters (16000 steps: about an hour on 2 CPU cores)
     return DiT(hidden_size=128, depth=4, num_heads=4, **kwargs)
 
 
