@@ -121,7 +121,7 @@ def image_benchmark(args, out: Path) -> None:
     models = {"rope": ROPE_IMAGE_METHODS, "sincos": SINCOS_METHODS}
     pipes = {"rope": DiTPipeline.from_pretrained(args.image_model),
              "sincos": DiTPipeline.from_pretrained(args.sincos_model)}
-    side = pipes["rope"].transformer.base_grid[-1] * pipes["rope"].transformer.patchify.patch[-1]
+    side = pipes["rope"].trained_size[-1]
     scales = (1, 2) if args.quick else (1, 1.5, 2, 3)
     sizes = [(int(side * k), int(side * k)) for k in scales]
     if not args.quick:

@@ -42,7 +42,7 @@ def main() -> None:
     for name in args.models:
         pipe = DiTPipeline.from_pretrained(bundled_model_path(name))
         pipe.set_progress_bar_config(disable=True)
-        height, width = (n * p for n, p in zip(pipe.transformer.base_grid, pipe.transformer.patchify.patch))
+        height, width = pipe.trained_size
         real, labels = real_images(args.num, height, width, REAL_SEED)
         grid_rows.setdefault("real", real)
         scores = []

@@ -161,6 +161,12 @@ class DiTPipeline(DiffusionPipeline):
     def is_video(self) -> bool:
         return self.transformer.n_axes == 3
 
+    @property
+    def trained_size(self) -> tuple[int, ...]:
+        """The trained (height, width), or (frames, height, width) of a video model, in pixels."""
+        model = self.transformer
+        return tuple(n * p for n, p in zip(model.base_grid, model.patchify.patch))
+
     def class_id(self, label: int | str) -> int:
         """A class id from an id or a name in `class_names`."""
         num_classes = self.transformer.config.num_classes
@@ -199,13 +205,12 @@ class DiTPipeline(DiffusionPipeline):
         """(h, w) or (t, h, w) in pixels, defaults from the model's trained size, checked against the patch."""
         model = self.transformer
         patch = model.patchify.patch  # (p, p) or (r, p, p)
-        trained = [n * p for n, p in zip(model.base_grid, patch)]
         if num_frames is not None and not self.is_video:
             raise ValueError("num_frames given, but this is an image model; leave num_frames=None")
         sizes = [height, width] if not self.is_video else [num_frames, height, width]
         names = ["height", "width"] if not self.is_video else ["num_frames", "height", "width"]
         shape = []
-        for name, size, default, p in zip(names, sizes, trained, patch):
+        for name, size, default, p in zip(names, sizes, self.trained_size, patch):
             size = default if size is None else size
             if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {size!r}")

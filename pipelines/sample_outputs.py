@@ -14,7 +14,7 @@ import torch
 from einops import rearrange
 from torchvision.utils import make_grid, save_image
 
-from .video_io import av_available, require_av, write_mp4
+from .video_io import av_available, write_mp4
 
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -61,8 +61,7 @@ def save_gif(frames: torch.Tensor, path: str | Path, fps: float = 4.0) -> Path:
 
 def save_mp4(frames: torch.Tensor, path: str | Path, fps: float = 4.0) -> Path:
     """Save frames (t, c, h, w) in [0, 1] as an H.264 MP4; RuntimeError if PyAV is missing."""
-    require_av("writing MP4")  # before any folder is made
-    return write_mp4(to_uint8_frames(frames), _parent_made(path), fps)
+    return write_mp4(to_uint8_frames(frames), path, fps)
 
 
 def save_frames(frames: torch.Tensor, folder: str | Path) -> list[Path]:
@@ -99,5 +98,5 @@ def _parent_made(path: str | Path) -> Path:
     return path
 
 
-__all__ = ["IMAGE_SUFFIXES", "VIDEO_SUFFIXES", "check_output_path", "save_frames", "save_gif", "save_grid", "save_mp4", "save_videos", "to_uint8_frames",
-           "video_grid"]
+__all__ = ["IMAGE_SUFFIXES", "VIDEO_SUFFIXES", "check_output_path", "save_frames", "save_gif", "save_grid",
+           "save_mp4", "save_videos", "to_uint8_frames", "video_grid"]

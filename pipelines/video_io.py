@@ -34,10 +34,14 @@ def require_av(what: str):
 
 
 def write_mp4(pixels: np.ndarray, path: str | Path, fps: float) -> Path:
-    """Write uint8 frames (t, h, w, 3) as an H.264 MP4 (yuv420p, so odd sides gain one edge pixel)."""
+    """Write uint8 frames (t, h, w, 3) as an H.264 MP4 (yuv420p, so odd sides gain one edge pixel).
+
+    The parent folder is made only once PyAV and fps have been checked.
+    """
     av = require_av("writing MP4")
     if fps <= 0:
         raise ValueError(f"fps must be positive, got {fps}")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     pad_h, pad_w = pixels.shape[1] % 2, pixels.shape[2] % 2  # yuv420p subsamples chroma by 2 on each side
     pixels = np.pad(pixels, ((0, 0), (0, pad_h), (0, pad_w), (0, 0)), mode="edge")
     with av.open(str(path), mode="w") as container:
