@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         pipe = load_pipeline(args.model, args.device)
         out = check_output_path(args.out, video=pipe.is_video)
+        if not args.fps > 0:
+            raise ValueError(f"--fps must be a positive number, got {args.fps}")
         extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, parse_options(args.option))
         kwargs, per_row = sampling_kwargs(pipe, args)
         output = pipe(extrapolation=extrapolation, **kwargs)

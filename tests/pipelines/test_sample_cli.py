@@ -92,6 +92,8 @@ def test_output_names_are_checked_before_sampling(tiny_folders, tmp_path, capsys
     video = ["sample", "--model", str(tiny_folders / "video"), "--steps", "1", "--num", "1"]
     assert main(video + ["--out", str(tmp_path / "clip.avi")]) == 2
     assert "a video model's output must end in one of .png, .gif, .mp4" in capsys.readouterr().err
+    assert main(video + ["--fps", "0", "--out", str(tmp_path / "clip.gif")]) == 2
+    assert "--fps must be a positive number, got 0.0" in capsys.readouterr().err
     assert main(["compare", "--model", str(tiny_folders / "image"), "--out", str(tmp_path / "c.mp4")]) == 2
     assert "output must end in one of .png" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
