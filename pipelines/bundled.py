@@ -14,7 +14,7 @@ from pathlib import Path
 BUNDLED_MODELS: dict[str, str] = {
     "shapes-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural shapes, 6 classes",
     "shapes-sincos": "the same with absolute sin-cos positions (the extrapolation baseline)",
-    "moving-shapes-rope": "video DiT (mini, patch 2x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes",
+    "moving-shapes-rope": "video DiT (mini, patch 1x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes, started from shapes-rope",
 }
 DEFAULT_MODEL = "shapes-rope"
 
@@ -40,4 +40,18 @@ def resolve_model(model: str | None) -> Path:
     return Path(model)
 
 
-__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "resolve_model"]
+def load_dit(model: str | Path):
+    """The DiT of a bundled name, a pipeline folder (its transformer/) or a model folder
+    (`save_pretrained` of a DiT, e.g. a training run's model_ema/)."""
+    from axialrope.models import DiT
+
+    folder = resolve_model(str(model))
+    for candidate in (folder / "transformer", folder):
+        if (candidate / "config.json").is_file():
+            return DiT.from_pretrained(str(candidate))
+    if not folder.is_dir():
+        raise FileNotFoundError(f"model folder {str(model)!r} does not exist (nor is it a bundled model name)")
+    raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json) nor a pipeline folder (transformer/)")
+
+
+__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "resolve_model"]

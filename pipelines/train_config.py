@@ -47,6 +47,10 @@ class TrainConfig:
     position_encoding: str = _help("rope (axial RoPE) or sincos (absolute baseline)", default="rope")
     patch_size: int = _help("spatial patch size p (tokens are p x p pixels)", default=2)
     temporal_patch_size: int = _help("temporal patch size r for video", default=1)
+    init_from: str | None = _help(
+        "start from these weights: a bundled model name, a pipeline or a model folder; an image "
+        "model is inflated into a video model (axialrope.models.inflate)", default=None
+    )
     class_conditional: bool = _help("condition on class labels when the data has them", default=True)
     label_dropout: float = _help("probability of replacing a label by the null class (for guidance)", default=0.1)
     # objective
@@ -169,6 +173,13 @@ class TrainConfig:
                 raise ValueError(f"data_dir is required with data={self.data!r}")
         elif self.data_dir:
             raise ValueError(f"data_dir is only read with data=image_folder or video_folder, got data={self.data!r}")
+        if self.init_from is not None and (not isinstance(self.init_from, str) or not self.init_from):
+            raise ValueError(f"init_from must be a model name or folder, got {self.init_from!r}")
+        if self.init_from is not None:
+            from .bundled import resolve_model
+
+            if not resolve_model(self.init_from).is_dir():
+                raise ValueError(f"init_from {self.init_from!r} is neither a bundled model name nor an existing folder")
         if not self.resolution:
             raise ValueError("resolution must name at least one size")
         try:

@@ -77,6 +77,17 @@ def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module
     )
 
 
+def _initialize(model: torch.nn.Module, init_from: str, accelerator: Accelerator) -> None:
+    """Overwrite the new model's weights with those of model `init_from` (inflated image -> video)."""
+    from axialrope.models.inflate import initialize_from
+
+    from .bundled import load_dit
+
+    actions = initialize_from(load_dit(init_from), model)
+    counts = {action: list(actions.values()).count(action) for action in dict.fromkeys(actions.values())}
+    accelerator.print(f"initialised from {init_from}: " + ", ".join(f"{n} tensors {a}" for a, n in counts.items()))
+
+
 def _optimization(config: TrainConfig, model: torch.nn.Module, num_processes: int):
     """AdamW, its warmup schedule (diffusers `get_scheduler`) and the EMA of the weights (None if disabled)."""
     optimizer = torch.optim.AdamW(
@@ -169,6 +180,8 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     )
     set_seed(config.seed)  # identical initial weights on every process
     model = build_model(config, dataset.num_classes)
+    if config.init_from is not None:  # before the EMA copies the weights; a resumed run then loads its own
+        _initialize(model, config.init_from, accelerator)
     optimizer, lr_scheduler, ema = _optimization(config, model, accelerator.num_processes)
     model, optimizer, lr_scheduler = accelerator.prepare(model, optimizer, lr_scheduler)
     if ema is not None:

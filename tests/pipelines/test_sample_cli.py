@@ -9,7 +9,7 @@ import torch
 from PIL import Image
 
 from axialrope.models import create_dit
-from axialrope.pipelines.bundled import BUNDLED_MODELS, assets_folder, bundled_model_path
+from axialrope.pipelines.bundled import BUNDLED_MODELS, assets_folder, bundled_model_path, load_dit
 from axialrope.pipelines.cli import main
 from axialrope.pipelines.dit_pipeline import DiTPipeline
 
@@ -27,7 +27,7 @@ def tiny_folders(tmp_path_factory):
 
 
 def test_bundled_models_are_pipelines_of_the_trained_sizes():
-    sizes = {"shapes-rope": (8, 8), "shapes-sincos": (8, 8), "moving-shapes-rope": (4, 8, 8)}
+    sizes = {"shapes-rope": (8, 8), "shapes-sincos": (8, 8), "moving-shapes-rope": (8, 8, 8)}
     assert set(BUNDLED_MODELS) == set(sizes)
     total = sum(f.stat().st_size for f in assets_folder().rglob("*") if f.is_file())
     assert total < 30e6
@@ -39,6 +39,20 @@ def test_bundled_models_are_pipelines_of_the_trained_sizes():
         assert (bundled_model_path(name) / "transformer" / "diffusion_pytorch_model.safetensors").is_file()
     pipe = DiTPipeline.from_pretrained(bundled_model_path("moving-shapes-rope"))
     assert pipe.transformer.base_grid == sizes["moving-shapes-rope"]
+
+
+def test_load_dit_reads_bundled_names_pipeline_folders_and_model_folders(tiny_folders, tmp_path):
+    from axialrope.models import DiT
+
+    assert load_dit("shapes-rope").config.position_encoding == "rope"
+    assert load_dit(tiny_folders / "video").n_axes == 3  # a pipeline folder: its transformer/
+    DiT.from_pretrained(tiny_folders / "video" / "transformer").save_pretrained(tmp_path / "bare")
+    assert load_dit(tmp_path / "bare").n_axes == 3
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_dit(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="neither a DiT model folder"):
+        load_dit(tmp_path / "empty")
 
 
 def test_sample_on_the_bundled_model_writes_a_grid(tmp_path):

@@ -87,6 +87,7 @@ def test_an_image_folder_with_two_aspect_buckets_trains(tmp_path):
         (dict(learning_rate=-1.0), "learning_rate"),
         (dict(mixed_precision="fp8"), "mixed_precision"),
         (dict(resolution=["16x16x16"]), "needs video data"),
+        (dict(init_from="/nonexistent/model"), "init_from '/nonexistent/model' is neither"),
     ],
 )
 def test_bad_configs_fail_before_training(tmp_path, overrides, message):
@@ -112,6 +113,26 @@ def test_empty_folder_and_unreadable_image_fail_before_training(tmp_path):
     with pytest.raises(ValueError, match="truncated.jpg"):
         train_loop.train(tiny(tmp_path, data="image_folder", data_dir=str(tmp_path / "bad")))
     assert not (tmp_path / "run").exists()
+
+
+def test_a_video_run_starts_from_an_image_run_inflated(tmp_path):
+    from axialrope.models import DiT
+    from axialrope.models.inflate import inflate_from_image
+
+    image_run = train_loop.train(tiny(tmp_path, max_steps=2, output_dir=str(tmp_path / "image")))
+    image = DiT.from_pretrained(image_run.output_dir / "model_ema")
+    video = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"], init_from=str(tmp_path / "image" / "model_ema"),
+                 max_steps=1, learning_rate=1e-12, ema_decay=0)  # a step too small to move the weights
+    result = train_loop.train(video)
+    expected = train_loop.build_model(video, num_classes=6)
+    inflate_from_image(image, expected)
+    for name, tensor in expected.state_dict().items():
+        torch.testing.assert_close(result.model.state_dict()[name], tensor, atol=1e-6, rtol=0, msg=name)
+    wider = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"], init_from=str(tmp_path / "image" / "model_ema"),
+                 model_size="mini", output_dir=str(tmp_path / "wider"))
+    with pytest.raises(ValueError, match="differ in hidden_size"):
+        train_loop.train(wider)
+    assert not (tmp_path / "wider").exists()
 
 
 def test_unknown_config_keys_and_cli_errors(tmp_path, capsys):
