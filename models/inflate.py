@@ -118,7 +118,7 @@ def inflate_from_image(image: DiT, video: DiT, match_frequencies: bool = True) -
             (False; the ablation of benchmarks/video_init.py).
 
     Returns:
-        {parameter name: "copied" | "inflated over r frames" | "rotary channels matched"}.
+        {parameter name: "copied" | "inflated over r frames" (r > 1) | "rotary channels matched"}.
     """
     _check_compatible(image, video)
     r = video.config.temporal_patch_size
@@ -127,15 +127,16 @@ def inflate_from_image(image: DiT, video: DiT, match_frequencies: bool = True) -
     heads = video.config.num_heads
     channel_sources = _head_channel_sources(image, video) if match_frequencies else None
     report = {}
+    spread = f"inflated over {r} frames" if r > 1 else "copied"  # r = 1: the image's own patch
     for name, target in video.state_dict().items():
         weights = source[name]
         if name == "patchify.proj.weight":
             weights = repeat(weights, "d (c p q) -> d (c r p q)", c=c, r=r, p=video.config.patch_size) / r
-            report[name] = f"inflated over {r} frames"
+            report[name] = spread
         elif name.startswith("final_layer.linear."):
             weights = repeat(weights, "(c p q) ... -> (c r p q) ...", c=video.out_channels, r=r,
                              p=video.config.patch_size)
-            report[name] = f"inflated over {r} frames"
+            report[name] = spread
         elif channel_sources is not None and name.startswith("blocks.") and ".attn.qkv." in name:
             q, k, v = rearrange(weights, "(three h d) ... -> three h d ...", three=3, h=heads)
             q, k = q[:, channel_sources], k[:, channel_sources]  # v keeps its channels

@@ -126,3 +126,13 @@ def test_only_image_to_video_inflation_is_defined(make_model):
         initialize_from(image, make_model(sample_size=8, patch_size=4))
     with pytest.raises(TypeError, match="must be DiT models"):
         initialize_from(torch.nn.Linear(2, 2), image)
+
+
+def test_the_report_names_what_each_tensor_got(make_model):
+    image = make_model()
+    report = inflate_from_image(image, video_like(image, temporal_patch_size=2))
+    assert report["patchify.proj.weight"] == report["final_layer.linear.bias"] == "inflated over 2 frames"
+    assert report["blocks.0.attn.qkv.weight"] == "rotary channels matched"
+    assert report["patchify.proj.bias"] == report["blocks.1.mlp.0.weight"] == "copied"
+    report = inflate_from_image(image, video_like(image, temporal_patch_size=1))
+    assert report["patchify.proj.weight"] == "copied"  # one frame per token: the image's own patch
