@@ -176,8 +176,8 @@ def plot_against_scale(path: Path, sizes, side: int, results, floors) -> None:
 def video_benchmark(args, out: Path) -> None:
     pipe = DiTPipeline.from_pretrained(args.video_model)
     pipe.set_progress_bar_config(disable=True)
-    trained_frames = pipe.transformer.config.num_frames
     trained_size = pipe.trained_size  # (frames, height, width)
+    trained_frames = trained_size[0]
     sizes = args.video_sizes or ([(16, 32, 32), (8, 64, 64)] if args.quick else
                                  [(8, 32, 32), (16, 32, 32), (24, 32, 32), (8, 64, 64)])
     count = max(4, args.num // 4)

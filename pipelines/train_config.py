@@ -173,11 +173,11 @@ class TrainConfig:
                 raise ValueError(f"data_dir is required with data={self.data!r}")
         elif self.data_dir:
             raise ValueError(f"data_dir is only read with data=image_folder or video_folder, got data={self.data!r}")
-        if self.init_from is not None and (not isinstance(self.init_from, str) or not self.init_from):
-            raise ValueError(f"init_from must be a model name or folder, got {self.init_from!r}")
         if self.init_from is not None:
             from .bundled import resolve_model
 
+            if not isinstance(self.init_from, str) or not self.init_from:
+                raise ValueError(f"init_from must be a model name or folder, got {self.init_from!r}")
             if not resolve_model(self.init_from).is_dir():
                 raise ValueError(f"init_from {self.init_from!r} is neither a bundled model name nor an existing folder")
         if not self.resolution:

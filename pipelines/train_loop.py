@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -83,8 +84,7 @@ def _initialize(model: torch.nn.Module, init_from: str, accelerator: Accelerator
 
     from .bundled import load_dit
 
-    actions = initialize_from(load_dit(init_from), model)
-    counts = {action: list(actions.values()).count(action) for action in dict.fromkeys(actions.values())}
+    counts = Counter(initialize_from(load_dit(init_from), model).values())
     accelerator.print(f"initialised from {init_from}: " + ", ".join(f"{n} tensors {a}" for a, n in counts.items()))
 
 
@@ -178,18 +178,18 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     accelerator = Accelerator(
         mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps
     )
+    output, checkpoints = Path(config.output_dir), Path(config.output_dir) / "checkpoints"
+    resume_from = resolve_resume(config.resume, checkpoints)
     set_seed(config.seed)  # identical initial weights on every process
     model = build_model(config, dataset.num_classes)
-    if config.init_from is not None:  # before the EMA copies the weights; a resumed run then loads its own
-        _initialize(model, config.init_from, accelerator)
+    if config.init_from is not None and resume_from is None:  # before the EMA copies the weights
+        _initialize(model, config.init_from, accelerator)  # (a resumed run loads its checkpoint's instead)
     optimizer, lr_scheduler, ema = _optimization(config, model, accelerator.num_processes)
     model, optimizer, lr_scheduler = accelerator.prepare(model, optimizer, lr_scheduler)
     if ema is not None:
         ema.to(accelerator.device)
         accelerator.register_for_checkpointing(ema)
 
-    output, checkpoints = Path(config.output_dir), Path(config.output_dir) / "checkpoints"
-    resume_from = resolve_resume(config.resume, checkpoints)
     step = 0
     if resume_from is not None:
         accelerator.load_state(str(resume_from))
