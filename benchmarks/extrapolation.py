@@ -8,8 +8,9 @@ from the procedural generator with the same labels; the SWD between two independ
 sets is the floor.
 
 Video: the bundled video model (8 frames of 32x32) at 2x and 3x the frames and at 2x the
-side: per-frame SWD, SWD of frame differences (motion) and a repetition score (1: the video
-loops back on itself), with the real videos' scores as reference.
+side: per-frame SWD, SWD of frame differences (motion), a repetition score (1: the video
+loops back on itself) and shape persistence (1: the shapes' silhouettes move rigidly over
+the trained clip length), with the real videos' scores as reference.
 
     python benchmarks/extrapolation.py            # full run (about 30 minutes on 2 CPU cores)
     python benchmarks/extrapolation.py --quick    # a few minutes: fewer samples, sizes, steps
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +40,9 @@ from torchvision.utils import make_grid  # noqa: E402
 from axialrope import Extrapolation  # noqa: E402
 from axialrope.pipelines.bundled import bundled_model_path  # noqa: E402
 from axialrope.pipelines.dit_pipeline import DiTPipeline  # noqa: E402
-from axialrope.pipelines.metrics import repetition_score, swd, video_swd  # noqa: E402
+from axialrope.pipelines.metrics import repetition_score, shape_persistence, swd, video_swd  # noqa: E402
 from axialrope.pipelines.render import render_images, render_videos  # noqa: E402
-from axialrope.pipelines.scenes import sample_scenes  # noqa: E402
+from axialrope.pipelines.scenes import SceneConfig, sample_scenes  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -181,15 +183,18 @@ def video_benchmark(args, out: Path) -> None:
     sizes = args.video_sizes or ([(16, 32, 32), (8, 64, 64)] if args.quick else
                                  [(8, 32, 32), (16, 32, 32), (24, 32, 32), (8, 64, 64)])
     count = max(4, args.num // 4)
-    header = ["size", "method", "frame SWD", "motion SWD", "repetition"]
+    header = ["size", "method", "frame SWD", "motion SWD", "repetition", "persistence"]
     rows = []
     for frames, height, width in sizes:
         real, labels = real_videos(count, frames, height, width, REAL_SEED)
         floor = video_swd(real_videos(count, frames, height, width, FLOOR_SEED)[0], real)
         min_lag = max(1, trained_frames // 2)
+        # silhouettes compared across the trained clip length; the fastest shape moves this far in it
+        lag = trained_frames - 1
+        max_shift = math.ceil(SceneConfig().speed[1] * lag * max(height, width))
         size_label = f"{frames}x{height}x{width}"
         rows.append([size_label, "real (floor)", floor["frame_swd"], floor["motion_swd"],
-                     repetition_score(real, min_lag)])
+                     repetition_score(real, min_lag), shape_persistence(real, lag, max_shift)])
         grid_rows = {"real": real[:, :, -1]}
         for method in VIDEO_METHODS:
             if method.name == "riflex" and frames == trained_frames:
@@ -201,10 +206,11 @@ def video_benchmark(args, out: Path) -> None:
                                args.steps, args.guidance, args.seed)
             scores = video_swd(samples, real)
             rows.append([size_label, method.label, scores["frame_swd"], scores["motion_swd"],
-                         repetition_score(samples, min_lag)])
+                         repetition_score(samples, min_lag), shape_persistence(samples, lag, max_shift)])
             grid_rows[method.label] = samples[:, :, -1]  # the last frame: where extrapolation shows
             print(f"{size_label} {method.label:10s} frame {scores['frame_swd']:7.2f} motion {scores['motion_swd']:7.2f} "
-                  f"repetition {rows[-1][-1]:.2f} {time.perf_counter() - start:5.1f}s", flush=True)
+                  f"repetition {rows[-1][-2]:.2f} persistence {rows[-1][-1]:.2f} "
+                  f"{time.perf_counter() - start:5.1f}s", flush=True)
         save_labelled_grid(out / f"video_last_frames_{size_label}.png",
                            f"last frame of {size_label} videos from an 8x32x32 model", grid_rows, per_row=count)
     write_table(out / "extrapolation_video", header, rows)

@@ -27,6 +27,15 @@ class DiTOutput(BaseOutput):
     sample: torch.Tensor
 
 
+def check_frame_noise_correlation(value, is_video: bool) -> float:
+    """ValueError unless `value` is a share in [0, 1), and 0 for an image model (it has no frames)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < 1:
+        raise ValueError(f"frame_noise_correlation must be a number in [0, 1), got {value!r}")
+    if value and not is_video:
+        raise ValueError(f"frame_noise_correlation={value} needs a video model (num_frames set); images have no frames")
+    return float(value)
+
+
 def _positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -53,6 +62,11 @@ class DiT(ModelMixin, ConfigMixin):
             diffusers' `PatchEmbed` and divided by this.
         text_dim: width of optional text tokens (`encoder_hidden_states`), joined before the
             image tokens in every attention (single-stream joint attention); None: no text.
+        frame_noise_correlation: video only, the share of the noise variance common to all
+            frames that the model was trained with (the mixed noise prior of PYoCo, Ge et al.
+            2023; 0: independent frames). The forward pass ignores it; training and sampling
+            draw their noise with it (`pipelines.objectives.draw_noise`), so it travels with
+            the weights.
 
     forward(hidden_states, timestep, class_labels=None, encoder_hidden_states=None,
     return_dict=True) -> `DiTOutput` (or the tuple `(sample,)`), see `forward`.
@@ -84,6 +98,7 @@ class DiT(ModelMixin, ConfigMixin):
         rope_axes_dims: tuple[int, ...] | None = None,
         interpolation_scale: float = 1.0,
         text_dim: int | None = None,
+        frame_noise_correlation: float = 0.0,
     ):
         super().__init__()
         for name in ("in_channels", "patch_size", "temporal_patch_size", "hidden_size", "depth", "num_heads"):
@@ -103,6 +118,7 @@ class DiT(ModelMixin, ConfigMixin):
             if _positive_int(size, f"sample size along {name}") % p:
                 raise ValueError(f"trained size {size} along {name} is not divisible by the patch size {p}")
         self.base_grid = tuple(s // p for s, p in zip(sizes, patch))  # trained token grid
+        check_frame_noise_correlation(frame_noise_correlation, is_video=num_frames is not None)
         self.gradient_checkpointing = False
 
         self.patchify = Patchify(tuple(patch), in_channels, hidden_size)
@@ -291,4 +307,4 @@ class DiT(ModelMixin, ConfigMixin):
         return encoder_hidden_states
 
 
-__all__ = ["DiT", "DiTOutput", "POSITION_ENCODINGS"]
+__all__ = ["DiT", "DiTOutput", "POSITION_ENCODINGS", "check_frame_noise_correlation"]

@@ -33,7 +33,7 @@ from einops import rearrange
 
 from axialrope import Extrapolation
 
-from .objectives import make_objective, sample
+from .objectives import draw_noise, make_objective, sample
 
 OUTPUT_TYPES = ("pil", "np", "pt")
 
@@ -266,7 +266,8 @@ class DiTPipeline(DiffusionPipeline):
         grid = tuple(s // p for s, p in zip(shape, model.patchify.patch))
         switcher = RopeSwitcher(model, method, grid)  # checks the method against the model and grid
 
-        noise = torch.randn((batch, model.config.in_channels, *shape), generator=generator, dtype=torch.float32)
+        # a video model trained on frame-correlated noise samples from the same prior
+        noise = draw_noise((batch, model.config.in_channels, *shape), model.config.frame_noise_correlation, generator)
         progress = self.progress_bar(total=num_inference_steps)
 
         def on_step(step: int, time: float) -> None:

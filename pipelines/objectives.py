@@ -15,6 +15,7 @@ DDPM epsilon prediction (DiT's objective): integer t in [0, 1000), x_t from
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -32,6 +33,34 @@ class NoisedBatch:
     noisy: torch.Tensor  # (b, c, ...) like the data
     timesteps: torch.Tensor  # (b,) float, diffusers scale 0 .. 1000
     target: torch.Tensor  # (b, c, ...)
+
+
+def draw_noise(
+    shape: tuple[int, ...],
+    frame_correlation: float = 0.0,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Standard normal noise (b, c, h, w) or (b, c, t, h, w), its frames correlated for video.
+
+    Each element is still N(0, 1), but for video a share `frame_correlation` of its variance
+    is one draw common to all frames (PYoCo's mixed noise prior):
+
+        noise = sqrt(rho) * shared (b, c, 1, h, w) + sqrt(1 - rho) * independent (b, c, t, h, w),
+
+    so any two frames correlate by rho. A model trained on such noise starts every frame of a
+    sample from partly the same noise, which holds a shape's form together across the frames.
+    rho = 0 is plain `torch.randn` (the same numbers for the same generator).
+    """
+    if not frame_correlation:
+        return torch.randn(shape, generator=generator, device=device, dtype=dtype)
+    if len(shape) != 5:
+        raise ValueError(f"frame_correlation={frame_correlation} needs a video shape (b, c, t, h, w), got {shape}")
+    b, c, _, h, w = shape
+    shared = torch.randn((b, c, 1, h, w), generator=generator, device=device, dtype=dtype)
+    independent = torch.randn(shape, generator=generator, device=device, dtype=dtype)
+    return math.sqrt(frame_correlation) * shared + math.sqrt(1 - frame_correlation) * independent
 
 
 def _per_sample(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
@@ -111,6 +140,7 @@ def training_loss(
     x0: torch.Tensor,
     class_labels: torch.Tensor | None = None,
     generator: torch.Generator | None = None,
+    frame_noise_correlation: float = 0.0,
 ) -> torch.Tensor:
     """Mean squared error between the model's prediction and the objective's target, in float32.
 
@@ -118,11 +148,12 @@ def training_loss(
         x0: (b, c, h, w) or (b, c, t, h, w) clean data in [-1, 1].
         class_labels: (b,) long, or None for an unconditional model.
         generator: draws the noise and the timesteps (seeded per step for exact resumes).
+        frame_noise_correlation: video only, see `draw_noise` (the model's config holds it).
 
     Returns:
         scalar loss.
     """
-    noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+    noise = draw_noise(tuple(x0.shape), frame_noise_correlation, generator, x0.device, x0.dtype)
     batch = objective.noise(x0, noise, generator)
     prediction = model(batch.noisy, batch.timesteps, class_labels=class_labels).sample
     return F.mse_loss(prediction.float(), batch.target.float())

@@ -56,6 +56,10 @@ class TrainConfig:
     # objective
     objective: str = _help("flow (rectified flow, velocity target) or ddpm (epsilon target)", default="flow")
     timestep_sampling: str = _help("flow only: logit_normal (SD3) or uniform sigma", default="logit_normal")
+    frame_noise_correlation: float = _help(
+        "video only: share of the noise variance common to all frames, in [0, 1) (PYoCo's mixed noise "
+        "prior; the model's config keeps it for sampling)", default=0.0
+    )
     # optimisation
     max_steps: int = _help("optimizer steps", default=1000)
     batch_size: int = _help("batch size per process", default=16)
@@ -168,6 +172,11 @@ class TrainConfig:
         for name in ("adam_beta1", "adam_beta2", "ema_decay", "label_dropout"):
             if not getattr(self, name) < 1:
                 raise ValueError(f"{name} must be below 1, got {getattr(self, name)!r}")
+        from axialrope.models.dit import check_frame_noise_correlation
+
+        check_frame_noise_correlation(self.frame_noise_correlation, is_video=True)
+        if self.frame_noise_correlation and not self.is_video:
+            raise ValueError(f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), got data={self.data!r}")
         if self.data in ("image_folder", "video_folder"):
             if not self.data_dir:
                 raise ValueError(f"data_dir is required with data={self.data!r}")

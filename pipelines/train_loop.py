@@ -40,7 +40,7 @@ from diffusers.training_utils import EMAModel
 from tqdm.auto import tqdm
 
 from .checkpoints import checkpoint_step, latest_checkpoint, resolve_resume, save_checkpoint
-from .objectives import drop_labels, make_objective, sample, training_loss
+from .objectives import draw_noise, drop_labels, make_objective, sample, training_loss
 from .scenes import mix_seed
 from .train_config import TrainConfig
 from .train_data import build_dataset, build_loader
@@ -75,6 +75,7 @@ def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module
         temporal_patch_size=config.temporal_patch_size,
         num_classes=num_classes if (config.class_conditional and num_classes) else 0,
         position_encoding=config.position_encoding,
+        frame_noise_correlation=config.frame_noise_correlation,
     )
 
 
@@ -135,7 +136,8 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
     count = rows if bucket.frames is not None else rows * config.samples_per_class  # videos: one per row
     labels = torch.arange(rows).repeat_interleave(count // rows).to(device) if num_classes else None
     generator = torch.Generator().manual_seed(config.seed)
-    noise = torch.randn((count, model.config.in_channels, *bucket.size), generator=generator).to(device)
+    shape = (count, model.config.in_channels, *bucket.size)
+    noise = draw_noise(shape, model.config.frame_noise_correlation, generator).to(device)
     guidance = config.guidance_scale if num_classes else 1.0
     model.eval()
     samples = sample(model, objective, noise, labels, config.sample_steps, guidance, model.null_class)
@@ -222,7 +224,7 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
         if labels is not None:
             labels = drop_labels(labels.to(accelerator.device), config.label_dropout, null_class, generator)
         with accelerator.accumulate(model):
-            loss = training_loss(model, objective, x0, labels, generator)
+            loss = training_loss(model, objective, x0, labels, generator, config.frame_noise_correlation)
             _stop_if_not_finite(loss, accelerator, step, checkpoints)
             accelerator.backward(loss)
             if accelerator.sync_gradients and config.max_grad_norm > 0:

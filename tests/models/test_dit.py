@@ -213,6 +213,9 @@ def test_other_bad_conditioning_is_rejected(make_model):
         ({"num_classes": -1}, ValueError, "num_classes must be a non-negative integer"),
         ({"depth": 0}, ValueError, "depth must be a positive integer"),
         ({"rope_axes_dims": (16, 16)}, ValueError, "more than head_dim"),
+        ({"frame_noise_correlation": 0.5}, ValueError, "needs a video model"),
+        ({"num_frames": 4, "frame_noise_correlation": 1.0}, ValueError, r"in \[0, 1\)"),
+        ({"num_frames": 4, "frame_noise_correlation": "0.5"}, ValueError, r"in \[0, 1\)"),
     ],
 )
 def test_bad_configs_are_rejected_at_construction(kwargs, error, match):

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from axialrope.pipelines.metrics import laplacian_pyramid, repetition_score, swd, video_swd
+from axialrope.pipelines.metrics import laplacian_pyramid, repetition_score, shape_persistence, swd, video_swd
+from axialrope.pipelines.procedural_data import MovingShapesDataset
 
 
 def textured(n, size=32, seed=0):
@@ -54,6 +55,24 @@ def test_video_metrics_and_repetition():
     assert scores == {"frame_swd": 0.0, "motion_swd": 0.0}
 
 
+def _square_clip(sizes, step=1):
+    """(1, 3, t, 24, 24): a white square on a vertical gradient, moving `step` pixels right per frame."""
+    clip = torch.linspace(0, 0.3, 24).view(1, 1, 1, 24, 1).expand(1, 3, len(sizes), 24, 24).clone()
+    for t, size in enumerate(sizes):
+        clip[:, :, t, 8:8 + size, 4 + step * t:4 + step * t + size] = 1.0
+    return clip
+
+
+def test_shape_persistence_tells_moving_shapes_from_changing_ones():
+    rigid = _square_clip([6] * 6)
+    assert shape_persistence(rigid, lag=5, max_shift=5) == 1.0
+    assert shape_persistence(rigid, lag=5, max_shift=2) < 0.5  # moved further than the allowed shift
+    growing = _square_clip([3, 4, 5, 6, 7, 8])
+    assert shape_persistence(growing, lag=5, max_shift=5) == pytest.approx(9 / 64)
+    real = (MovingShapesDataset(8, seed=0)[0]["pixel_values"].unsqueeze(0) + 1) / 2  # moving shapes, 8x32x32
+    assert shape_persistence(real, lag=1, max_shift=2) > 0.8
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="must have one shape"):
         swd(textured(4), textured(5))
@@ -61,3 +80,7 @@ def test_bad_input():
         swd(torch.zeros(3, 32, 32), torch.zeros(3, 32, 32))
     with pytest.raises(ValueError, match="min_lag must be in"):
         repetition_score(torch.zeros(1, 3, 4, 8, 8), min_lag=4)
+    with pytest.raises(ValueError, match="lag must be in"):
+        shape_persistence(torch.zeros(1, 3, 4, 8, 8), lag=0, max_shift=1)
+    with pytest.raises(ValueError, match="max_shift must be in"):
+        shape_persistence(torch.zeros(1, 3, 4, 8, 8), lag=1, max_shift=4)

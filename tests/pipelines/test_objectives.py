@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from axialrope.pipelines.objectives import (
-    NUM_TRAIN_TIMESTEPS, EpsilonDDPM, FlowMatching, drop_labels, make_objective, sample, training_loss,
+    NUM_TRAIN_TIMESTEPS, EpsilonDDPM, FlowMatching, draw_noise, drop_labels, make_objective, sample, training_loss,
 )
 
 
@@ -91,3 +91,37 @@ def test_label_dropout_rate_and_bad_names():
         make_objective("edm")
     with pytest.raises(ValueError, match="timestep_sampling"):
         FlowMatching("cosine")
+
+
+def _frame_correlation(noise: torch.Tensor) -> float:
+    """Pearson correlation between the first and the last frame of (b, c, t, h, w) noise."""
+    first, last = noise[:, :, 0].flatten(), noise[:, :, -1].flatten()
+    return float(torch.corrcoef(torch.stack([first, last]))[0, 1])
+
+
+@pytest.mark.parametrize("rho", [0.25, 0.5, 0.8])
+def test_frame_correlated_noise_is_standard_normal_with_the_asked_correlation(rho):
+    noise = draw_noise((32, 3, 4, 16, 16), rho, torch.Generator().manual_seed(0))
+    assert abs(float(noise.mean())) < 0.02 and abs(float(noise.var()) - 1) < 0.02
+    assert abs(_frame_correlation(noise) - rho) < 0.03
+
+
+def test_uncorrelated_noise_is_plain_randn_and_images_take_no_correlation():
+    shape = (2, 3, 4, 8, 8)
+    assert torch.equal(draw_noise(shape, 0.0, torch.Generator().manual_seed(3)),
+                       torch.randn(shape, generator=torch.Generator().manual_seed(3)))
+    with pytest.raises(ValueError, match="needs a video shape"):
+        draw_noise((2, 3, 8, 8), 0.5)
+
+
+def test_the_training_loss_noises_frames_with_the_asked_correlation():
+    class Recorder(torch.nn.Module):  # sees noisy = sigma * noise for zero data
+        def forward(self, x, timestep, class_labels=None):
+            self.noise = x / (timestep / NUM_TRAIN_TIMESTEPS).view(-1, 1, 1, 1, 1)
+            return SimpleNamespace(sample=torch.zeros_like(x))
+
+    for rho in (0.0, 0.7):
+        recorder = Recorder()
+        training_loss(recorder, FlowMatching(), torch.zeros(32, 3, 4, 16, 16), generator=torch.Generator().manual_seed(0),
+                      frame_noise_correlation=rho)
+        assert abs(_frame_correlation(recorder.noise) - rho) < 0.03

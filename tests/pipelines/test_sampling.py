@@ -78,6 +78,17 @@ def test_video_output_types_and_sizes(video_pipe):
     assert len(clips) == 1 and len(clips[0]) == 6 and clips[0][0].size == (8, 8)
 
 
+@pytest.mark.parametrize("rho", [0.0, 0.9])
+def test_a_video_model_samples_from_the_frame_correlated_noise_it_was_trained_on(rho, tmp_path):
+    # at init the output layer is zero, so the velocity is 0 and the samples are the initial noise
+    model = create_dit("tiny", sample_size=8, num_frames=4, patch_size=2, in_channels=3, num_classes=0,
+                       frame_noise_correlation=rho)
+    DiTPipeline.from_model(model).save_pretrained(tmp_path)  # the prior travels with the weights
+    frames = _run(DiTPipeline.from_pretrained(tmp_path), batch_size=16)  # (b, t, c, h, w), noise clamped into [0, 1]
+    first, last = frames[:, 0].flatten(), frames[:, -1].flatten()
+    assert abs(float(torch.corrcoef(torch.stack([first, last]))[0, 1]) - rho) < 0.1
+
+
 def test_return_dict_false_gives_a_tuple(image_pipe):
     (images,) = image_pipe(class_labels=[0], num_inference_steps=1, output_type="pt", return_dict=False)
     assert images.shape == (1, 3, 16, 16)

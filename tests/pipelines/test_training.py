@@ -88,6 +88,8 @@ def test_an_image_folder_with_two_aspect_buckets_trains(tmp_path):
         (dict(mixed_precision="fp8"), "mixed_precision"),
         (dict(resolution=["16x16x16"]), "needs video data"),
         (dict(init_from="/nonexistent/model"), "init_from '/nonexistent/model' is neither"),
+        (dict(frame_noise_correlation=0.5), "frame_noise_correlation needs video data"),
+        (dict(data="moving_shapes", resolution=["4x16x16"], frame_noise_correlation=-0.1), r"in \[0, 1\)"),
     ],
 )
 def test_bad_configs_fail_before_training(tmp_path, overrides, message):
