@@ -80,6 +80,11 @@ def real_videos(count: int, frames: int, height: int, width: int, seed: int) -> 
     return render_videos(scenes, frames, height, width), scenes.labels
 
 
+def fastest_shift(lag: int, height: int, width: int) -> int:
+    """Pixels the fastest procedural shape can move along an axis in `lag` frames (shape persistence's max_shift)."""
+    return math.ceil(SceneConfig().speed[1] * lag * max(height, width))
+
+
 def generate(pipe: DiTPipeline, method: Method, labels: torch.Tensor, size: dict, steps: int, guidance: float,
              seed: int) -> torch.Tensor:
     """Samples in [0, 1]: images (n, 3, h, w) or videos (n, 3, t, h, w)."""
@@ -191,7 +196,7 @@ def video_benchmark(args, out: Path) -> None:
         min_lag = max(1, trained_frames // 2)
         # silhouettes compared across the trained clip length; the fastest shape moves this far in it
         lag = trained_frames - 1
-        max_shift = math.ceil(SceneConfig().speed[1] * lag * max(height, width))
+        max_shift = fastest_shift(lag, height, width)
         size_label = f"{frames}x{height}x{width}"
         rows.append([size_label, "real (floor)", floor["frame_swd"], floor["motion_swd"],
                      repetition_score(real, min_lag), shape_persistence(real, lag, max_shift)])

@@ -32,18 +32,18 @@ if [[ $STAGES == *images* ]]; then
   $AXIALROPE train $COMMON $IMAGE --position-encoding sincos --output-dir "$OUT/shapes-sincos" $RESUME > "$OUT/shapes-sincos.log" 2>&1 &
   wait
 fi
+export OMP_NUM_THREADS=2 MKL_NUM_THREADS=2  # the video stages, one run at a time, use both cores
 if [[ $STAGES == *video* ]]; then
-  export OMP_NUM_THREADS=2 MKL_NUM_THREADS=2
   # (c) video model, 3D axial RoPE, 8 frames of 32x32 moving shapes, from the EMA weights of (a)
   $AXIALROPE train $COMMON $VIDEO --learning-rate 5e-4 --max-steps $VIDEO_STEPS --position-encoding rope \
     --init-from "$OUT/shapes-rope/model_ema" --output-dir "$OUT/moving-shapes-rope-stage1" $RESUME \
     > "$OUT/moving-shapes-rope-stage1.log" 2>&1
 fi
 if [[ $STAGES == *correlated* ]]; then
-  export OMP_NUM_THREADS=2 MKL_NUM_THREADS=2
   # (d) then on frame-correlated noise (80% of its variance shared by all frames), which holds a
   # shape's form over the clip; from the start on such noise, the frames came out worse (README)
   $AXIALROPE train $COMMON $VIDEO --learning-rate 3e-4 --lr-scheduler constant --lr-warmup-steps 0 \
     --ema-decay 0.995 --max-grad-norm 0 --max-steps $CORRELATED_STEPS --frame-noise-correlation 0.8 \
-    --init-from "$OUT/moving-shapes-rope-stage1/model_ema" --output-dir "$OUT/moving-shapes-rope" $RESUME > "$OUT/moving-shapes-rope.log" 2>&1
+    --init-from "$OUT/moving-shapes-rope-stage1/model_ema" --output-dir "$OUT/moving-shapes-rope" $RESUME \
+    > "$OUT/moving-shapes-rope.log" 2>&1
 fi

@@ -21,7 +21,6 @@ Writes video_motion.md / .csv and video_motion.png (the first clips of each mode
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 
@@ -31,16 +30,17 @@ import torch.nn.functional as F
 from axialrope.pipelines.bundled import load_dit
 from axialrope.pipelines.dit_pipeline import DiTPipeline
 from axialrope.pipelines.metrics import shape_persistence, video_swd
-from axialrope.pipelines.scenes import SHAPE_KINDS, SceneConfig
-from extrapolation import FLOOR_SEED, REAL_SEED, Method, generate, real_videos, save_labelled_grid, write_table
+from axialrope.pipelines.scenes import SHAPE_KINDS
+from extrapolation import (FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos, save_labelled_grid,
+                           write_table)
 
 LAGS = (1, 3, 7)
 
 
 def persistences(videos: torch.Tensor) -> list[float]:
     """Shape persistence at each lag of LAGS, allowing the shift the fastest shape makes in that time."""
-    side = max(videos.shape[-2:])
-    return [shape_persistence(videos, lag, math.ceil(SceneConfig().speed[1] * lag * side)) for lag in LAGS]
+    height, width = videos.shape[-2:]
+    return [shape_persistence(videos, lag, fastest_shift(lag, height, width)) for lag in LAGS]
 
 
 def zoomed(clip: torch.Tensor, zoom: int) -> torch.Tensor:
