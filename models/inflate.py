@@ -156,20 +156,37 @@ def inflate_from_image(image: DiT, video: DiT, match_frequencies: bool = True) -
 @torch.no_grad()
 def initialize_from(source: DiT, target: DiT) -> dict[str, str]:
     """Overwrites target's weights with source's: inflated from an image to a video DiT,
-    copied between two DiTs of one kind and shape. Returns what was done per parameter."""
+    copied between two DiTs of one kind and shape, or grown in depth.
+
+    Growth: a target with more blocks than the source (same width and heads) takes the
+    source's blocks as its first ones and keeps its own extra blocks as initialised. DiT's
+    adaLN-Zero makes a fresh block the identity, so the grown model starts out computing
+    exactly what the source does, and training adds what the extra depth can give.
+
+    Returns what was done per parameter: "copied", "new block (identity at start)", or
+    inflation's entries.
+    """
     if not isinstance(source, DiT) or not isinstance(target, DiT):
         raise TypeError(f"source and target must be DiT models, got {type(source).__name__} and {type(target).__name__}")
     if (source.n_axes, target.n_axes) == (2, 3):
         return inflate_from_image(source, target)
     if source.n_axes != target.n_axes:
         raise ValueError("a video DiT cannot initialise an image DiT (only image -> video inflation is defined)")
-    weights, wanted = source.state_dict(), target.state_dict()
-    for name, tensor in wanted.items():
+    source_depth, target_depth = source.config.depth, target.config.depth
+    if target_depth < source_depth:
+        raise ValueError(f"cannot initialise a DiT of depth {target_depth} from a deeper one ({source_depth} blocks)")
+    weights, report = source.state_dict(), {}
+    for name, tensor in target.state_dict().items():
+        block = int(name.split(".")[1]) if name.startswith("blocks.") else None
+        if block is not None and block >= source_depth:
+            report[name] = "new block (identity at start)"
+            continue
         if name not in weights or weights[name].shape != tensor.shape:
             found = tuple(weights[name].shape) if name in weights else "missing"
             raise ValueError(f"cannot copy {name}: source {found}, target {tuple(tensor.shape)}")
-    target.load_state_dict(weights)
-    return dict.fromkeys(wanted, "copied")
+        tensor.copy_(weights[name])
+        report[name] = "copied"
+    return report
 
 
 __all__ = ["inflate_from_image", "initialize_from", "rotary_pair_sources"]

@@ -17,6 +17,10 @@ def dit_mini(**kwargs) -> DiT:  # the bundled models: about 1.3M parameters (160
     return DiT(hidden_size=128, depth=4, num_heads=4, **kwargs)
 
 
+def dit_mini_deep(**kwargs) -> DiT:  # mini with twice the blocks (grown from mini: models.inflate.initialize_from)
+    return DiT(hidden_size=128, depth=8, num_heads=4, **kwargs)
+
+
 def dit_s(**kwargs) -> DiT:
     return DiT(hidden_size=384, depth=12, num_heads=6, **kwargs)
 
@@ -29,14 +33,14 @@ def dit_xl(**kwargs) -> DiT:  # DiT-XL's shape (head_dim 72)
     return DiT(hidden_size=1152, depth=28, num_heads=16, **kwargs)
 
 
-DIT_SIZES = {"tiny": dit_tiny, "mini": dit_mini, "S": dit_s, "B": dit_b, "XL": dit_xl}
+DIT_SIZES = {"tiny": dit_tiny, "mini": dit_mini, "mini-deep": dit_mini_deep, "S": dit_s, "B": dit_b, "XL": dit_xl}
 
 
 def create_dit(size: str, **kwargs) -> DiT:
-    """A DiT of a named size ("tiny", "mini", "S", "B", "XL"); kwargs go to `DiT` (patch, channels, ...)."""
+    """A DiT of a named size ("tiny", "mini", "mini-deep", "S", "B", "XL"); kwargs go to `DiT` (patch, channels, ...)."""
     if size not in DIT_SIZES:
         raise ValueError(f"unknown model size {size!r}; choose one of {sorted(DIT_SIZES)}")
     return DIT_SIZES[size](**kwargs)
 
 
-__all__ = ["DIT_SIZES", "create_dit", "dit_b", "dit_mini", "dit_s", "dit_tiny", "dit_xl"]
+__all__ = ["DIT_SIZES", "create_dit", "dit_b", "dit_mini", "dit_mini_deep", "dit_s", "dit_tiny", "dit_xl"]

@@ -43,8 +43,11 @@ class TrainConfig:
     dataset_size: int = _help("items per epoch of the procedural data", default=1_000_000)
     num_workers: int = _help("DataLoader worker processes", default=0)
     # model
-    model_size: str = _help("DiT size from the models registry (tiny, S, B, XL)", default="tiny")
+    model_size: str = _help("DiT size from the models registry (tiny, mini, mini-deep, S, B, XL)", default="tiny")
     position_encoding: str = _help("rope (axial RoPE) or sincos (absolute baseline)", default="rope")
+    rope_theta: list[float] = _help(
+        "RoPE base: one for all axes, or one per axis (y x for images, t y x for video)", default_factory=lambda: [10000.0]
+    )
     patch_size: int = _help("spatial patch size p (tokens are p x p pixels)", default=2)
     temporal_patch_size: int = _help("temporal patch size r for video", default=1)
     init_from: str | None = _help(
@@ -177,6 +180,10 @@ class TrainConfig:
         check_frame_noise_correlation(self.frame_noise_correlation, is_video=True)
         if self.frame_noise_correlation and not self.is_video:
             raise ValueError(f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), got data={self.data!r}")
+        axes = 3 if self.is_video else 2
+        if not isinstance(self.rope_theta, (list, tuple)) or len(self.rope_theta) not in (1, axes) or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 1 for v in self.rope_theta):
+            raise ValueError(f"rope_theta must be one number above 1 or {axes} (one per axis), got {self.rope_theta!r}")
         if self.data in ("image_folder", "video_folder"):
             if not self.data_dir:
                 raise ValueError(f"data_dir is required with data={self.data!r}")

@@ -75,6 +75,7 @@ def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module
         temporal_patch_size=config.temporal_patch_size,
         num_classes=num_classes if (config.class_conditional and num_classes) else 0,
         position_encoding=config.position_encoding,
+        rope_theta=float(config.rope_theta[0]) if len(config.rope_theta) == 1 else tuple(map(float, config.rope_theta)),
         frame_noise_correlation=config.frame_noise_correlation,
     )
 

@@ -103,6 +103,18 @@ def test_initialize_from_copies_a_model_of_the_same_kind_exactly(make_model):
     assert all(torch.equal(v, target.state_dict()[k]) for k, v in source.state_dict().items())
 
 
+def test_a_deeper_model_grown_from_a_shallower_one_starts_with_the_same_output(make_model):
+    source = make_model()  # tiny: 2 blocks, every weight perturbed away from its init
+    grown = DiT(hidden_size=64, depth=4, num_heads=4, sample_size=8, in_channels=3, num_classes=4).eval()
+    report = initialize_from(source, grown)
+    assert {k for k, v in report.items() if v == "new block (identity at start)"} == {
+        k for k in grown.state_dict() if k.startswith(("blocks.2.", "blocks.3."))}
+    x, t, y = torch.randn(3, 3, 8, 8), torch.tensor([10.0, 500.0, 990.0]), torch.tensor([0, 3, 4])
+    torch.testing.assert_close(grown(x, t, y).sample, source(x, t, y).sample, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="from a deeper one"):
+        initialize_from(grown, make_model())
+
+
 @pytest.mark.parametrize(
     "overrides, error, message",
     [

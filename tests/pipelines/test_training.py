@@ -90,6 +90,8 @@ def test_an_image_folder_with_two_aspect_buckets_trains(tmp_path):
         (dict(init_from="/nonexistent/model"), "init_from '/nonexistent/model' is neither"),
         (dict(frame_noise_correlation=0.5), "frame_noise_correlation needs video data"),
         (dict(data="moving_shapes", resolution=["4x16x16"], frame_noise_correlation=-0.1), r"in \[0, 1\)"),
+        (dict(rope_theta=[100.0, 100.0, 100.0]), r"rope_theta must be one number above 1 or 2 \(one per axis\)"),
+        (dict(rope_theta=[0.5]), "rope_theta must be one number above 1"),
     ],
 )
 def test_bad_configs_fail_before_training(tmp_path, overrides, message):
@@ -115,6 +117,16 @@ def test_empty_folder_and_unreadable_image_fail_before_training(tmp_path):
     with pytest.raises(ValueError, match="truncated.jpg"):
         train_loop.train(tiny(tmp_path, data="image_folder", data_dir=str(tmp_path / "bad")))
     assert not (tmp_path / "run").exists()
+
+
+def test_rope_theta_is_one_base_for_all_axes_or_one_per_axis(tmp_path):
+    video = dict(data="moving_shapes", resolution=["4x16x16"])
+    per_axis = train_loop.build_model(tiny(tmp_path, **video, rope_theta=[30, 10000, 10000]).validate(), num_classes=6)
+    shared = train_loop.build_model(tiny(tmp_path, **video, rope_theta=[30]).validate(), num_classes=6)
+    assert per_axis.config.rope_theta == (30.0, 10000.0, 10000.0) and shared.config.rope_theta == 30.0
+    time_frequencies = [f for f, _ in per_axis.rope.embedding.axis_frequencies()][0]
+    exponents = torch.arange(len(time_frequencies), dtype=time_frequencies.dtype) / len(time_frequencies)
+    torch.testing.assert_close(time_frequencies, 30.0 ** -exponents)
 
 
 def test_a_video_run_starts_from_an_image_run_inflated(tmp_path):

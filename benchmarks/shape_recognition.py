@@ -1,0 +1,168 @@
+"""Do the models draw recognisable shapes? A shape classifier's verdict on their samples.
+
+SWD compares patch statistics, so a blob with a triangle's colours and edges scores well.
+This benchmark asks the question a viewer asks instead: which shape is it? A small CNN
+learns the kind of a scene's main shape (the class label) from real renders at 32x32,
+slightly blurred at random so that soft but well-formed samples still count. It trains once
+(2000 steps of 64 renders: 6.7 min on one core beside two training runs) and is cached in
+outputs/shape_classifier.pt. Its
+accuracy on held-out real renders is the ceiling.
+
+Each model then samples 32 clips or images per class at its trained size (20 steps,
+guidance 2 unless --guidance names scales), and the table gives the share that the
+classifier reads as the class asked for, per class and overall. Video models are read frame by frame; "whole clips" is the
+share of clips whose every frame reads as the asked class, the shape staying what it is.
+
+    python benchmarks/shape_recognition.py --threads 2     # the bundled models, about 6 min
+    python benchmarks/shape_recognition.py --models shapes-rope outputs/run/model_ema
+    python benchmarks/shape_recognition.py --models shapes-rope shapes-sincos --guidance 1 2 3 4 6 \
+        --name shape_recognition_guidance
+
+Writes <name>.md / .csv (default shape_recognition) into --out (default benchmarks/results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from einops import rearrange
+from torch import nn
+from torchvision.transforms.functional import gaussian_blur
+from tqdm import tqdm
+
+from axialrope.pipelines.bundled import load_dit
+from axialrope.pipelines.dit_pipeline import DiTPipeline
+from axialrope.pipelines.render import render_images
+from axialrope.pipelines.scenes import SHAPE_KINDS, sample_scenes
+from extrapolation import REAL_SEED, Method, generate, write_table
+
+SIZE = 32  # the classifier reads 32x32 images, the bundled models' trained size
+CLASSIFIER_SETTINGS = {"steps": 2000, "batch": 64, "lr": 2e-3, "seed": 0, "version": 1}
+DEFAULT_CACHE = Path("outputs/shape_classifier.pt")
+
+
+def shape_classifier() -> nn.Sequential:
+    """(n, 3, 32, 32) in [0, 1] -> (n, 6) logits over SHAPE_KINDS: three conv stages, then a linear read-out."""
+
+    def stage(channels_in: int, channels_out: int) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(channels_in, channels_out, 3, padding=1), nn.BatchNorm2d(channels_out),
+                             nn.ReLU(), nn.MaxPool2d(2))
+
+    return nn.Sequential(stage(3, 32), stage(32, 64), stage(64, 128), nn.Conv2d(128, 128, 3, padding=1), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, len(SHAPE_KINDS)))
+
+
+def soften(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Blur half of a batch (n, 3, h, w) with a random sigma in [0.3, 1.2] px and add faint noise."""
+    sigma = 0.3 + 0.9 * torch.rand((), generator=generator).item()
+    half = images.shape[0] // 2
+    blurred = torch.cat([gaussian_blur(images[:half], kernel_size=5, sigma=sigma), images[half:]])
+    return (blurred + 0.02 * torch.randn(images.shape, generator=generator)).clamp(0, 1)
+
+
+def train_classifier(steps: int, batch: int, lr: float, seed: int) -> nn.Sequential:
+    """A shape classifier trained on fresh renders of the training scene family (seed 0)."""
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    model = shape_classifier()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=steps)
+    model.train()
+    for step in tqdm(range(steps), desc="shape classifier"):
+        scenes = sample_scenes(0, range(step * batch, (step + 1) * batch))
+        images = soften(render_images(scenes, SIZE, SIZE), generator)
+        loss = F.cross_entropy(model(images * 2 - 1), scenes.labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+    return model.eval()
+
+
+def load_or_train_classifier(cache: Path) -> nn.Sequential:
+    """The cached classifier if it was trained with CLASSIFIER_SETTINGS, else a new one (saved atomically)."""
+    if cache.exists():
+        saved = torch.load(cache, weights_only=True)
+        if saved["settings"] == CLASSIFIER_SETTINGS:
+            model = shape_classifier()
+            model.load_state_dict(saved["weights"])
+            return model.eval()
+    settings = {k: v for k, v in CLASSIFIER_SETTINGS.items() if k != "version"}
+    model = train_classifier(**settings)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_suffix(".partial")
+    torch.save({"settings": CLASSIFIER_SETTINGS, "weights": model.state_dict()}, partial)
+    os.replace(partial, cache)
+    return model
+
+
+@torch.no_grad()
+def predict(classifier: nn.Sequential, images: torch.Tensor) -> torch.Tensor:
+    """(n, 3, 32, 32) in [0, 1] -> (n,) predicted class."""
+    return torch.cat([classifier(chunk * 2 - 1).argmax(-1) for chunk in images.split(256)])
+
+
+def recognition_row(name: str, predicted: torch.Tensor, labels: torch.Tensor) -> list:
+    """[name, per-class accuracy ..., overall, whole clips]; predicted is (n,) or (n, frames)."""
+    correct = (predicted == labels.view(-1, *[1] * (predicted.dim() - 1))).float()
+    per_class = [correct[labels == k].mean().item() for k in range(len(SHAPE_KINDS))]
+    whole = correct.amin(-1).mean().item() if predicted.dim() == 2 else "-"
+    return [name, *per_class, correct.mean().item(), whole]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["shapes-rope", "shapes-sincos", "moving-shapes-rope"],
+                        help="image or video models trained at 32x32: bundled names, pipeline folders or model_ema/")
+    parser.add_argument("--per-class", type=int, default=32, help="samples per class and model")
+    parser.add_argument("--steps", type=int, default=20, help="sampler steps")
+    parser.add_argument("--guidance", type=float, nargs="+", default=[2.0],
+                        help="classifier-free guidance scales (a row per model and scale)")
+    parser.add_argument("--seed", type=int, default=0, help="noise seed")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--classifier", type=Path, default=DEFAULT_CACHE, help="where the classifier is cached")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--name", default="shape_recognition", help="file name of the table (.md and .csv)")
+    args = parser.parse_args()
+    if args.per_class < 1:
+        parser.error(f"--per-class must be a positive integer, got {args.per_class}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    args.out.mkdir(parents=True, exist_ok=True)
+    classifier = load_or_train_classifier(args.classifier)
+
+    labels = torch.arange(len(SHAPE_KINDS)).repeat(args.per_class)
+    header = ["model", *SHAPE_KINDS, "all", "whole clips"]
+    held_out = render_images(sample_scenes(REAL_SEED, range(1024)), SIZE, SIZE)
+    rows = [recognition_row("real renders (held out, 1024)", predict(classifier, held_out),
+                            sample_scenes(REAL_SEED, range(1024)).labels)]
+    for index, name in enumerate(args.models, start=1):
+        start = time.perf_counter()
+        pipe = DiTPipeline.from_model(load_dit(name), "flow")
+        pipe.set_progress_bar_config(disable=True)
+        if pipe.trained_size[-2:] != (SIZE, SIZE):
+            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; the classifier reads {SIZE}x{SIZE}")
+        size = dict(zip(("num_frames", "height", "width") if pipe.is_video else ("height", "width"), pipe.trained_size))
+        for scale in args.guidance:
+            samples = generate(pipe, Method("none"), labels, size, args.steps, scale, args.seed)
+            if pipe.is_video:
+                frames = rearrange(samples, "n c t h w -> (n t) c h w")
+                predicted = rearrange(predict(classifier, frames), "(n t) -> n t", n=len(labels))
+            else:
+                predicted = predict(classifier, samples)
+            label = f"{index}: {name}" + (f", guidance {scale:g}" if len(args.guidance) > 1 else "")
+            rows.append(recognition_row(label, predicted, labels))
+            print(" | ".join(f"{v:.2f}" if isinstance(v, float) else v for v in rows[-1]),
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+            start = time.perf_counter()
+    write_table(args.out / args.name, header, rows)
+    print(f"wrote {args.out / args.name}.md")
+
+
+if __name__ == "__main__":
+    main()
