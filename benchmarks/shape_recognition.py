@@ -5,13 +5,13 @@ This benchmark asks the question a viewer asks instead: which shape is it? A sma
 learns the kind of a scene's main shape (the class label) from real renders at 32x32,
 slightly blurred at random so that soft but well-formed samples still count. It trains once
 (2000 steps of 64 renders: 6.7 min on one core beside two training runs) and is cached in
-outputs/shape_classifier.pt. Its
-accuracy on held-out real renders is the ceiling.
+outputs/shape_classifier.pt. Its accuracy on held-out real renders is the ceiling.
 
 Each model then samples 32 clips or images per class at its trained size (20 steps,
 guidance 2 unless --guidance names scales), and the table gives the share that the
-classifier reads as the class asked for, per class and overall. Video models are read frame by frame; "whole clips" is the
-share of clips whose every frame reads as the asked class, the shape staying what it is.
+classifier reads as the class asked for, per class and overall. Video models are read
+frame by frame; "whole clips" is the share of clips whose every frame reads as the asked
+class, the shape staying what it is.
 
     python benchmarks/shape_recognition.py --threads 2     # the bundled models: 3.5 min, plus the classifier once
     python benchmarks/shape_recognition.py --models shapes-rope outputs/run/model_ema
@@ -142,14 +142,14 @@ def main() -> None:
     rows = [recognition_row("real renders (held out, 1024)",
                             predict(classifier, render_images(held_out, SIZE, SIZE)), held_out.labels)]
     for index, name in enumerate(args.models, start=1):
-        start = time.perf_counter()
         pipe = DiTPipeline.from_model(load_dit(name), "flow")
         pipe.set_progress_bar_config(disable=True)
         if pipe.trained_size[-2:] != (SIZE, SIZE):
             raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; the classifier reads {SIZE}x{SIZE}")
-        size = dict(zip(("num_frames", "height", "width") if pipe.is_video else ("height", "width"), pipe.trained_size))
         for scale in args.guidance:
-            samples = generate(pipe, Method("none"), labels, size, args.steps, scale, args.seed)
+            start = time.perf_counter()
+            # no size given: the pipeline samples at the model's trained size
+            samples = generate(pipe, Method("none"), labels, {}, args.steps, scale, args.seed)
             if pipe.is_video:
                 frames = rearrange(samples, "n c t h w -> (n t) c h w")
                 predicted = rearrange(predict(classifier, frames), "(n t) -> n t", n=len(labels))
@@ -159,7 +159,6 @@ def main() -> None:
             rows.append(recognition_row(label, predicted, labels))
             print(" | ".join(f"{v:.2f}" if isinstance(v, float) else v for v in rows[-1]),
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
-            start = time.perf_counter()
     write_table(args.out / args.name, header, rows)
     print(f"wrote {args.out / args.name}.md")
 
