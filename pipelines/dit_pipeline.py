@@ -244,7 +244,8 @@ class DiTPipeline(DiffusionPipeline):
             height, width, num_frames: pixels (frames); default the trained size. num_frames only for video.
             num_inference_steps: sampler steps.
             guidance_scale: classifier-free guidance against the model's null class (1: none).
-            generator: seeds the initial noise, drawn on the CPU so a seed gives the same samples on any device.
+            generator: seeds the initial noise, drawn on the CPU so a seed gives the same samples on any device,
+                and the fresh noise of a stochastic scheduler's every step (DDPM).
             extrapolation: method name (see `axialrope.extrapolation`) or an `Extrapolation`.
             entropy_scaling: with a method name, also scale attention logits by sqrt(log N / log N_train).
             batch_size: samples when class_labels is None.
@@ -278,7 +279,8 @@ class DiTPipeline(DiffusionPipeline):
         try:
             samples = sample(
                 model, None, noise.to(device), None if labels is None else labels.to(device), num_inference_steps,
-                float(guidance_scale), model.null_class, scheduler=self.scheduler, on_step=on_step,
+                float(guidance_scale), model.null_class, generator=generator, scheduler=self.scheduler,
+                on_step=on_step,
             )
             progress.update(1)
         finally:

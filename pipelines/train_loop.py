@@ -141,7 +141,7 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
     noise = draw_noise(shape, model.config.frame_noise_correlation, generator).to(device)
     guidance = config.guidance_scale if num_classes else 1.0
     model.eval()
-    samples = sample(model, objective, noise, labels, config.sample_steps, guidance, model.null_class)
+    samples = sample(model, objective, noise, labels, config.sample_steps, guidance, model.null_class, generator)
     return samples, count // rows
 
 

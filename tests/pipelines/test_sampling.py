@@ -113,6 +113,21 @@ def test_the_same_seed_gives_the_same_samples_and_another_seed_does_not(image_pi
     assert not torch.equal(first, _run(image_pipe, class_labels=[1], generator=_seeded(1)))
 
 
+@pytest.mark.parametrize("sampler", ["ddpm", "stochastic flow"])
+def test_the_seed_also_draws_the_noise_of_stochastic_samplers(image_pipe, sampler):
+    """DDPM, and flow matching with diffusers' stochastic_sampling, draw fresh noise at every step."""
+    if sampler == "ddpm":
+        pipe = DiTPipeline.from_model(image_pipe.transformer, "ddpm")
+    else:
+        scheduler = type(image_pipe.scheduler).from_config(image_pipe.scheduler.config, stochastic_sampling=True)
+        pipe = DiTPipeline(image_pipe.transformer, scheduler)
+    pipe.set_progress_bar_config(disable=True)
+    first = _run(pipe, class_labels=[1])
+    torch.manual_seed(123)  # the global generator must not matter
+    assert torch.equal(first, _run(pipe, class_labels=[1]))
+    assert not torch.equal(first, _run(pipe, class_labels=[1], generator=_seeded(1)))
+
+
 # -- extrapolation --------------------------------------------------------------------------------
 
 

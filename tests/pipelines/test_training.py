@@ -68,6 +68,20 @@ def test_other_data_objectives_and_encodings_train(tmp_path, overrides):
     assert (Path(result.output_dir) / "samples.png").exists()
 
 
+def test_the_final_sample_grid_of_a_ddpm_run_is_seeded_at_every_step(tmp_path):
+    """DDPM draws fresh noise at each sampler step; the run's seed draws it, not the global generator."""
+    from axialrope.models import create_dit
+    from axialrope.pipelines.objectives import make_objective
+
+    config = tiny(tmp_path, objective="ddpm", sample_steps=3)
+    model = create_dit("tiny", sample_size=16, in_channels=3, num_classes=6)
+    torch.manual_seed(1)
+    first, _ = train_loop._final_samples(model, config, make_objective("ddpm"), "cpu")
+    torch.manual_seed(2)
+    second, _ = train_loop._final_samples(model, config, make_objective("ddpm"), "cpu")
+    assert torch.equal(first, second)
+
+
 def test_an_image_folder_with_two_aspect_buckets_trains(tmp_path):
     for i in range(8):
         size = (24, 12) if i % 2 else (12, 12)  # (width, height): wide and square images
