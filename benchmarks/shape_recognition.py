@@ -38,7 +38,7 @@ from tqdm import tqdm
 from axialrope.pipelines.bundled import load_dit
 from axialrope.pipelines.dit_pipeline import DiTPipeline
 from axialrope.pipelines.render import render_images
-from axialrope.pipelines.scenes import SHAPE_KINDS, sample_scenes
+from axialrope.pipelines.scenes import SHAPE_KINDS, SceneConfig, sample_scenes
 from extrapolation import REAL_SEED, Method, generate, write_table
 
 SIZE = 32  # the classifier reads 32x32 images, the bundled models' trained size
@@ -126,6 +126,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="noise seed")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--classifier", type=Path, default=DEFAULT_CACHE, help="where the classifier is cached")
+    parser.add_argument("--scene-rotation", type=float, default=1.0,
+                        help="rotation (turns) of the held-out real renders; 0 for models trained upright")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--name", default="shape_recognition", help="file name of the table (.md and .csv)")
     args = parser.parse_args()
@@ -138,8 +140,10 @@ def main() -> None:
 
     labels = torch.arange(len(SHAPE_KINDS)).repeat(args.per_class)
     header = ["model", *SHAPE_KINDS, "all", "whole clips"]
-    held_out = sample_scenes(REAL_SEED, range(1024))
-    rows = [recognition_row("real renders (held out, 1024)",
+    held_out = sample_scenes(REAL_SEED, range(1024), SceneConfig(rotation=args.scene_rotation))
+    rotation = "" if args.scene_rotation == 1 else ", upright" if args.scene_rotation == 0 else \
+        f", rotation {args.scene_rotation:g} turn"
+    rows = [recognition_row(f"real renders (held out, 1024{rotation})",
                             predict(classifier, render_images(held_out, SIZE, SIZE)), held_out.labels)]
     for index, name in enumerate(args.models, start=1):
         pipe = DiTPipeline.from_model(load_dit(name), "flow")

@@ -44,6 +44,8 @@ class SceneConfig:
     speed: tuple[float, float] = (0.01, 0.04)  # frame fractions per frame
     background_value: tuple[float, float] = (0.0, 0.35)  # dark backgrounds ...
     shape_value: tuple[float, float] = (0.3, 1.0)  # ... and brighter shapes, for contrast
+    # largest rotation of a shape, in turns: 1 any angle, 0 upright (a vertex or an arm on +y)
+    rotation: float = 1.0
 
     def __post_init__(self):
         if isinstance(self.max_shapes, bool) or not isinstance(self.max_shapes, int) or self.max_shapes < 1:
@@ -52,6 +54,8 @@ class SceneConfig:
             low, high = getattr(self, name)
             if not 0 <= low <= high:
                 raise ValueError(f"{name} must be a range (low, high) with 0 <= low <= high, got {(low, high)}")
+        if isinstance(self.rotation, bool) or not isinstance(self.rotation, (int, float)) or not 0 <= self.rotation <= 1:
+            raise ValueError(f"rotation must be a number of turns in [0, 1], got {self.rotation!r}")
         for name in ("main_radius", "other_radius"):
             if getattr(self, name)[1] >= 0.5:
                 raise ValueError(f"{name} must stay below 0.5 (half the shorter side), got {getattr(self, name)}")
@@ -145,7 +149,7 @@ def sample_scenes(seed: int, indices: Sequence[int] | torch.Tensor, config: Scen
         kind=torch.floor(per_shape[:, :, 0] * len(SHAPE_KINDS)).long(),
         place=per_shape[:, :, 1:3],
         radius=radius,
-        angle=per_shape[:, :, 4] * (2 * math.pi),
+        angle=per_shape[:, :, 4] * (2 * math.pi * config.rotation),  # the same draws at every rotation
         colour=_lerp(per_shape[:, :, 5:8], config.shape_value),
         present=present,
         velocity=torch.stack([speed * torch.sin(heading), speed * torch.cos(heading)], dim=-1),

@@ -41,6 +41,9 @@ class TrainConfig:
     frames: int = _help("frames per clip for video data (unless a resolution says TxHxW)", default=8)
     random_flip: bool = _help("flip folder items horizontally at random", default=False)
     dataset_size: int = _help("items per epoch of the procedural data", default=1_000_000)
+    scene_rotation: float = _help(
+        "procedural data: largest rotation of a shape in turns (1: any angle, 0: every shape upright)", default=1.0
+    )
     num_workers: int = _help("DataLoader worker processes", default=0)
     # model
     model_size: str = _help("DiT size from the models registry (tiny, mini, mini-deep, S, B, XL)", default="tiny")
@@ -175,6 +178,11 @@ class TrainConfig:
         for name in ("adam_beta1", "adam_beta2", "ema_decay", "label_dropout"):
             if not getattr(self, name) < 1:
                 raise ValueError(f"{name} must be below 1, got {getattr(self, name)!r}")
+        if isinstance(self.scene_rotation, bool) or not isinstance(self.scene_rotation, (int, float)) or not (
+                0 <= self.scene_rotation <= 1):
+            raise ValueError(f"scene_rotation must be a number of turns in [0, 1], got {self.scene_rotation!r}")
+        if self.scene_rotation != 1 and self.data not in ("shapes", "moving_shapes"):
+            raise ValueError(f"scene_rotation is only read with data=shapes or moving_shapes, got data={self.data!r}")
         from axialrope.models.dit import check_frame_noise_correlation
 
         check_frame_noise_correlation(self.frame_noise_correlation, is_video=True)

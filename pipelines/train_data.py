@@ -7,6 +7,7 @@ from torch.utils.data import DataLoader, Dataset
 from .buckets import BucketBatchSampler, nearest_buckets
 from .folder_data import ImageFolderDataset, VideoFolderDataset
 from .procedural_data import MovingShapesDataset, ShapesDataset
+from .scenes import SceneConfig
 from .train_config import TrainConfig
 
 
@@ -16,10 +17,11 @@ def build_dataset(config: TrainConfig) -> Dataset:
     Folders are scanned here, so a missing, empty or unreadable folder fails before training.
     """
     buckets = config.buckets
+    scenes = SceneConfig(rotation=config.scene_rotation)
     if config.data == "shapes":
-        dataset = ShapesDataset(config.dataset_size, config.seed, buckets[0])
+        dataset = ShapesDataset(config.dataset_size, config.seed, buckets[0], scenes)
     elif config.data == "moving_shapes":
-        dataset = MovingShapesDataset(config.dataset_size, config.seed, buckets[0])
+        dataset = MovingShapesDataset(config.dataset_size, config.seed, buckets[0], scenes)
     elif config.data == "image_folder":
         dataset = ImageFolderDataset(config.data_dir, buckets[0], random_flip=config.random_flip)
     elif config.data == "video_folder":

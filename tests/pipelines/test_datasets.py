@@ -96,6 +96,16 @@ def test_moving_shapes_dataset_first_frame_is_the_shapes_image():
     assert torch.equal(video[:, 0], image)
 
 
+def test_a_training_config_sets_the_rotation_of_its_procedural_scenes():
+    from axialrope.pipelines.train_config import TrainConfig
+    from axialrope.pipelines.train_data import build_dataset
+
+    for data, resolution in (("shapes", "16"), ("moving_shapes", "4x16x16")):
+        dataset = build_dataset(TrainConfig(data=data, resolution=[resolution], scene_rotation=0.0))
+        assert dataset.scene_config.rotation == 0.0
+    assert build_dataset(TrainConfig(resolution=["16"])).scene_config.rotation == 1.0
+
+
 def test_procedural_bad_keys():
     with pytest.raises(IndexError, match="out of range"):
         ShapesDataset(num_items=5)[5]

@@ -83,6 +83,15 @@ def test_shapes_bounce_and_stay_inside_the_frame():
     assert (step[..., 0].abs() <= speed_y + 1e-5).all()
 
 
+def test_rotation_narrows_only_the_angles_and_zero_keeps_every_shape_upright():
+    anywhere, upright = sample_scenes(3, range(20)), sample_scenes(3, range(20), SceneConfig(rotation=0))
+    assert anywhere.angle.max() > 3.5 and (upright.angle == 0).all()
+    assert torch.allclose(sample_scenes(3, range(20), SceneConfig(rotation=0.25)).angle, anywhere.angle / 4)
+    for name in ("kind", "place", "radius", "colour", "present", "velocity", "background"):
+        assert torch.equal(getattr(upright, name), getattr(anywhere, name)), name
+    assert torch.equal(sample_scenes(3, range(20), SceneConfig(rotation=1.0)).angle, anywhere.angle)
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -95,6 +104,8 @@ def test_shapes_bounce_and_stay_inside_the_frame():
         (lambda: SceneConfig(max_shapes=0), "max_shapes"),
         (lambda: SceneConfig(main_radius=(0.3, 0.6)), "main_radius"),
         (lambda: SceneConfig(speed=(0.2, 0.1)), "speed"),
+        (lambda: SceneConfig(rotation=1.5), "rotation"),
+        (lambda: SceneConfig(rotation=True), "rotation"),
     ],
 )
 def test_bad_inputs_name_the_argument(call, message):
