@@ -178,9 +178,12 @@ class TrainConfig:
         for name in ("adam_beta1", "adam_beta2", "ema_decay", "label_dropout"):
             if not getattr(self, name) < 1:
                 raise ValueError(f"{name} must be below 1, got {getattr(self, name)!r}")
-        if isinstance(self.scene_rotation, bool) or not isinstance(self.scene_rotation, (int, float)) or not (
-                0 <= self.scene_rotation <= 1):
-            raise ValueError(f"scene_rotation must be a number of turns in [0, 1], got {self.scene_rotation!r}")
+        from .scenes import SceneConfig
+
+        try:
+            SceneConfig(rotation=self.scene_rotation)
+        except ValueError as error:
+            raise ValueError(f"scene_rotation: {error}") from None
         if self.scene_rotation != 1 and self.data not in ("shapes", "moving_shapes"):
             raise ValueError(f"scene_rotation is only read with data=shapes or moving_shapes, got data={self.data!r}")
         from axialrope.models.dit import check_frame_noise_correlation

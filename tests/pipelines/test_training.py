@@ -106,7 +106,7 @@ def test_an_image_folder_with_two_aspect_buckets_trains(tmp_path):
         (dict(data="moving_shapes", resolution=["4x16x16"], frame_noise_correlation=-0.1), r"in \[0, 1\)"),
         (dict(rope_theta=[100.0, 100.0, 100.0]), r"rope_theta must be one number above 1 or 2 \(one per axis\)"),
         (dict(rope_theta=[0.5]), "rope_theta must be one number above 1"),
-        (dict(scene_rotation=-0.5), r"scene_rotation must be a number of turns in \[0, 1\]"),
+        (dict(scene_rotation=-0.5), r"scene_rotation: rotation must be a number of turns in \[0, 1\]"),
         (dict(data="image_folder", data_dir=".", scene_rotation=0.0), "scene_rotation is only read with data=shapes"),
     ],
 )
