@@ -2,9 +2,11 @@
 
     .venv/bin/python benchmarks/package_bundled.py                # EMA weights (default)
     .venv/bin/python benchmarks/package_bundled.py --weights model # the raw weights instead
+    .venv/bin/python benchmarks/package_bundled.py --runs outputs/bundled-upright --models shapes-rope \
+        --to outputs/bundled-upright/pipelines                     # a candidate, beside the bundled ones
 
 Each run's model (model_ema/ or model/) becomes a DiTPipeline (flow-matching scheduler, the
-shape names as class names) saved with safetensors to pipelines/assets/<run name>/.
+shape names as class names) saved with safetensors to pipelines/assets/<run name>/ (or --to).
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ def main() -> None:
     parser.add_argument("--weights", default="model_ema", choices=["model_ema", "model"])
     parser.add_argument("--models", nargs="+", default=list(BUNDLED_MODELS), choices=list(BUNDLED_MODELS),
                         help="which runs to package (default: all)")
+    parser.add_argument("--to", type=Path, default=assets_folder(), help="where the pipelines go")
     args = parser.parse_args()
     for name in args.models:
         model = DiT.from_pretrained(Path(args.runs) / name / args.weights)
-        target = assets_folder() / name
+        target = args.to / name
         shutil.rmtree(target, ignore_errors=True)
         DiTPipeline.from_model(model, "flow", class_names=list(SHAPE_KINDS)).save_pretrained(target)
         size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())

@@ -7,6 +7,8 @@
 #   bash benchmarks/train_bundled.sh && .venv/bin/python benchmarks/package_bundled.py
 #   STAGES="video correlated" bash benchmarks/train_bundled.sh   # only the video model (needs $OUT/shapes-rope)
 #   STAGES=correlated bash benchmarks/train_bundled.sh         # only its last stage (needs stage 1)
+#   SCENE_ROTATION=0 IMAGE_LR=2e-3 OUT=outputs/bundled-upright bash benchmarks/train_bundled.sh
+#     # the candidate recipe of benchmarks/train_upright.sh: shapes with one orientation
 # Wall times are in the README, "Bundled models" (from the `trained N steps in S s` log lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +19,11 @@ VIDEO_STEPS=${VIDEO_STEPS:-9000}
 CORRELATED_STEPS=${CORRELATED_STEPS:-900}
 STAGES=${STAGES:-"images video correlated"}
 RESUME=${RESUME:-}  # "--resume latest" continues the runs from their last checkpoints
+SCENE_ROTATION=${SCENE_ROTATION:-1}  # turns a shape may be rotated by (0: one orientation)
+IMAGE_LR=${IMAGE_LR:-1e-3}
 mkdir -p "$OUT"
-COMMON="--model-size mini --patch-size 4 --objective flow --class-conditional --label-dropout 0.1 --lr-warmup-steps 200 --lr-scheduler cosine --ema-decay 0.999 --checkpointing-steps 500 --checkpoints-total-limit 2 --sample-steps 30 --guidance-scale 2.0 --seed 0"
-IMAGE="--data shapes --resolution 32 --batch-size 32 --learning-rate 1e-3 --max-steps $IMAGE_STEPS"
+COMMON="--model-size mini --patch-size 4 --objective flow --class-conditional --label-dropout 0.1 --lr-warmup-steps 200 --lr-scheduler cosine --ema-decay 0.999 --checkpointing-steps 500 --checkpoints-total-limit 2 --sample-steps 30 --guidance-scale 2.0 --seed 0 --scene-rotation $SCENE_ROTATION"
+IMAGE="--data shapes --resolution 32 --batch-size 32 --learning-rate $IMAGE_LR --max-steps $IMAGE_STEPS"
 # temporal patch 1: a 2-frame tubelet would mix two frames' independent noise into one token,
 # which the inflated image weights cannot separate (benchmarks/video_init.py)
 VIDEO="--data moving_shapes --resolution 8x32x32 --temporal-patch-size 1 --batch-size 8"

@@ -3,7 +3,7 @@
 # crosses are the classes it draws worst (benchmarks/shape_recognition.py), and they are the
 # ones whose corners or arms may point anywhere. Two runs of the bundled image recipe
 # (benchmarks/train_bundled.sh, 16000 steps, about an hour each, two at a time on the 2
-# cores, one thread each) on upright scenes (--scene-rotation 0: a vertex or an arm on +y),
+# cores, one thread each) on upright scenes (--scene-rotation 0: every shape at angle 0),
 # at the bundled learning rate and at twice it; then scored against the bundled model.
 # Results: README, "Bundled models".
 #   bash benchmarks/train_upright.sh
