@@ -17,6 +17,8 @@ class, the shape staying what it is.
     python benchmarks/shape_recognition.py --models shapes-rope outputs/run/model_ema
     python benchmarks/shape_recognition.py --models shapes-rope shapes-sincos --guidance 1 2 3 4 6 \
         --name shape_recognition_guidance
+    python benchmarks/shape_recognition.py --scene-rotation 0 --models outputs/upright/shapes-rope/model_ema
+        # a model trained on upright shapes (--scene-rotation 0): upright real renders in the first row
 
 Writes <name>.md / .csv (default shape_recognition) into --out (default benchmarks/results).
 """
