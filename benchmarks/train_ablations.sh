@@ -18,9 +18,10 @@ BUNDLED=${BUNDLED:-outputs/bundled}
 OUT=${OUT:-outputs/ablations}
 mkdir -p "$OUT"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-COMMON="--patch-size 4 --objective flow --class-conditional --label-dropout 0.1 --lr-warmup-steps 200 --lr-scheduler cosine --ema-decay 0.999 --checkpointing-steps 500 --checkpoints-total-limit 2 --sample-steps 30 --guidance-scale 2.0 --seed 1 --position-encoding rope"
-IMAGE="--data shapes --resolution 32 --batch-size 32 --learning-rate 5e-4 --init-from $BUNDLED/shapes-rope/model_ema"
-VIDEO="--model-size mini --data moving_shapes --resolution 8x32x32 --temporal-patch-size 1 --batch-size 8 --learning-rate 3e-4 --max-steps 3600 --init-from $BUNDLED/moving-shapes-rope-stage1/model_ema"
+source benchmarks/bundled_recipe.sh
+COMMON="$RECIPE --seed 1 --position-encoding rope"
+IMAGE="$IMAGE_DATA --learning-rate 5e-4 --init-from $BUNDLED/shapes-rope/model_ema"
+VIDEO="--model-size mini $VIDEO_DATA --learning-rate 3e-4 --max-steps 3600 --init-from $BUNDLED/moving-shapes-rope-stage1/model_ema"
 
 $AXIALROPE train $COMMON $IMAGE --model-size mini --max-steps 10000 --output-dir "$OUT/image-more" > "$OUT/image-more.log" 2>&1 &
 $AXIALROPE train $COMMON $IMAGE --model-size mini-deep --max-steps 5000 --output-dir "$OUT/image-deeper" > "$OUT/image-deeper.log" 2>&1 &

@@ -22,11 +22,10 @@ RESUME=${RESUME:-}  # "--resume latest" continues the runs from their last check
 SCENE_ROTATION=${SCENE_ROTATION:-1}  # turns a shape may be rotated by (0: one orientation)
 IMAGE_LR=${IMAGE_LR:-1e-3}
 mkdir -p "$OUT"
-COMMON="--model-size mini --patch-size 4 --objective flow --class-conditional --label-dropout 0.1 --lr-warmup-steps 200 --lr-scheduler cosine --ema-decay 0.999 --checkpointing-steps 500 --checkpoints-total-limit 2 --sample-steps 30 --guidance-scale 2.0 --seed 0 --scene-rotation $SCENE_ROTATION"
-IMAGE="--data shapes --resolution 32 --batch-size 32 --learning-rate $IMAGE_LR --max-steps $IMAGE_STEPS"
-# temporal patch 1: a 2-frame tubelet would mix two frames' independent noise into one token,
-# which the inflated image weights cannot separate (benchmarks/video_init.py)
-VIDEO="--data moving_shapes --resolution 8x32x32 --temporal-patch-size 1 --batch-size 8"
+source benchmarks/bundled_recipe.sh
+COMMON="--model-size mini $RECIPE --seed 0 --scene-rotation $SCENE_ROTATION"
+IMAGE="$IMAGE_DATA --learning-rate $IMAGE_LR --max-steps $IMAGE_STEPS"
+VIDEO=$VIDEO_DATA
 
 if [[ $STAGES == *images* ]]; then
   export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1

@@ -15,7 +15,8 @@ OUT=${OUT:-outputs/upright}
 RESUME=${RESUME:-}  # "--resume latest" continues the runs from their last checkpoints
 mkdir -p "$OUT"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-IMAGE="--model-size mini --patch-size 4 --objective flow --class-conditional --label-dropout 0.1 --lr-warmup-steps 200 --lr-scheduler cosine --ema-decay 0.999 --checkpointing-steps 500 --checkpoints-total-limit 2 --sample-steps 30 --guidance-scale 2.0 --seed 0 --data shapes --resolution 32 --batch-size 32 --max-steps 16000 --position-encoding rope --scene-rotation 0"
+source benchmarks/bundled_recipe.sh
+IMAGE="--model-size mini $RECIPE --seed 0 $IMAGE_DATA --max-steps 16000 --position-encoding rope --scene-rotation 0"
 
 $AXIALROPE train $IMAGE --learning-rate 1e-3 --output-dir "$OUT/shapes-rope" $RESUME > "$OUT/shapes-rope.log" 2>&1 &
 $AXIALROPE train $IMAGE --learning-rate 2e-3 --output-dir "$OUT/shapes-rope-lr2e-3" $RESUME > "$OUT/shapes-rope-lr2e-3.log" 2>&1 &
