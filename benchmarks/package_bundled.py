@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/package_bundled.py                # EMA weights (default)
     .venv/bin/python benchmarks/package_bundled.py --weights model # the raw weights instead
-    .venv/bin/python benchmarks/package_bundled.py --runs outputs/bundled-upright --models shapes-rope \
-        --to outputs/bundled-upright/pipelines                     # a candidate, beside the bundled ones
+    .venv/bin/python benchmarks/package_bundled.py --runs outputs/candidate --models shapes-rope \
+        --to outputs/candidate/pipelines                     # a candidate, beside the bundled ones
 
 Each run's model (model_ema/ or model/) becomes a DiTPipeline (flow-matching scheduler, the
 shape names as class names) saved with safetensors to pipelines/assets/<run name>/ (or --to).

@@ -7,8 +7,8 @@
 #   bash benchmarks/train_bundled.sh && .venv/bin/python benchmarks/package_bundled.py
 #   STAGES="video correlated" bash benchmarks/train_bundled.sh   # only the video model (needs $OUT/shapes-rope)
 #   STAGES=correlated bash benchmarks/train_bundled.sh         # only its last stage (needs stage 1)
-#   SCENE_ROTATION=0 IMAGE_LR=2e-3 OUT=outputs/bundled-upright bash benchmarks/train_bundled.sh
-#     # the candidate recipe of benchmarks/train_upright.sh: shapes with one orientation
+# The data is the default procedural scenes, with every shape upright; upright shapes and the
+# image learning rate come from benchmarks/train_upright.sh.
 # Wall times are in the README, "Bundled models" (from the `trained N steps in S s` log lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,12 +19,10 @@ VIDEO_STEPS=${VIDEO_STEPS:-9000}
 CORRELATED_STEPS=${CORRELATED_STEPS:-900}
 STAGES=${STAGES:-"images video correlated"}
 RESUME=${RESUME:-}  # "--resume latest" continues the runs from their last checkpoints
-SCENE_ROTATION=${SCENE_ROTATION:-1}  # turns a shape may be rotated by (0: one orientation)
-IMAGE_LR=${IMAGE_LR:-1e-3}
 mkdir -p "$OUT"
 source benchmarks/bundled_recipe.sh
-COMMON="--model-size mini $RECIPE --seed 0 --scene-rotation $SCENE_ROTATION"
-IMAGE="$IMAGE_DATA --learning-rate $IMAGE_LR --max-steps $IMAGE_STEPS"
+COMMON="--model-size mini $RECIPE --seed 0"
+IMAGE="$IMAGE_DATA --learning-rate 2e-3 --max-steps $IMAGE_STEPS"
 VIDEO=$VIDEO_DATA
 
 if [[ $STAGES == *images* ]]; then

@@ -44,9 +44,10 @@ class SceneConfig:
     speed: tuple[float, float] = (0.01, 0.04)  # frame fractions per frame
     background_value: tuple[float, float] = (0.0, 0.35)  # dark backgrounds ...
     shape_value: tuple[float, float] = (0.3, 1.0)  # ... and brighter shapes, for contrast
-    # largest rotation of a shape, in turns: 1 any angle, 0 upright (angle 0: a vertex or an arm
-    # pointing down the image, +y)
-    rotation: float = 1.0
+    # largest rotation of a shape, in turns: 0 upright (angle 0: a vertex or an arm pointing down
+    # the image, +y), 1 any angle. Upright by default: with any angle, the small bundled models
+    # drew squares, pentagons and crosses as rounded or scattered shapes (README, "Bundled models")
+    rotation: float = 0.0
 
     def __post_init__(self):
         if isinstance(self.max_shapes, bool) or not isinstance(self.max_shapes, int) or self.max_shapes < 1:

@@ -42,7 +42,7 @@ class TrainConfig:
     random_flip: bool = _help("flip folder items horizontally at random", default=False)
     dataset_size: int = _help("items per epoch of the procedural data", default=1_000_000)
     scene_rotation: float = _help(
-        "procedural data: largest rotation of a shape in turns (1: any angle, 0: every shape upright)", default=1.0
+        "procedural data: largest rotation of a shape in turns (0: every shape upright, 1: any angle)", default=0.0
     )
     num_workers: int = _help("DataLoader worker processes", default=0)
     # model
@@ -184,7 +184,7 @@ class TrainConfig:
             SceneConfig(rotation=self.scene_rotation)
         except ValueError as error:
             raise ValueError(f"scene_rotation: {error}") from None
-        if self.scene_rotation != 1 and self.data not in ("shapes", "moving_shapes"):
+        if self.scene_rotation != 0 and self.data not in ("shapes", "moving_shapes"):
             raise ValueError(f"scene_rotation is only read with data=shapes or moving_shapes, got data={self.data!r}")
         from axialrope.models.dit import check_frame_noise_correlation
 

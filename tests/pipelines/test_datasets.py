@@ -101,9 +101,9 @@ def test_a_training_config_sets_the_rotation_of_its_procedural_scenes():
     from axialrope.pipelines.train_data import build_dataset
 
     for data, resolution in (("shapes", "16"), ("moving_shapes", "4x16x16")):
-        dataset = build_dataset(TrainConfig(data=data, resolution=[resolution], scene_rotation=0.0))
-        assert dataset.scene_config.rotation == 0.0
-    assert build_dataset(TrainConfig(resolution=["16"])).scene_config.rotation == 1.0
+        dataset = build_dataset(TrainConfig(data=data, resolution=[resolution], scene_rotation=0.5))
+        assert dataset.scene_config.rotation == 0.5
+    assert build_dataset(TrainConfig(resolution=["16"])).scene_config.rotation == 0.0  # upright by default
 
 
 def test_procedural_bad_keys():

@@ -107,7 +107,7 @@ def test_an_image_folder_with_two_aspect_buckets_trains(tmp_path):
         (dict(rope_theta=[100.0, 100.0, 100.0]), r"rope_theta must be one number above 1 or 2 \(one per axis\)"),
         (dict(rope_theta=[0.5]), "rope_theta must be one number above 1"),
         (dict(scene_rotation=-0.5), r"scene_rotation: rotation must be a number of turns in \[0, 1\]"),
-        (dict(data="image_folder", data_dir=".", scene_rotation=0.0), "scene_rotation is only read with data=shapes"),
+        (dict(data="image_folder", data_dir=".", scene_rotation=1.0), "scene_rotation is only read with data=shapes"),
     ],
 )
 def test_bad_configs_fail_before_training(tmp_path, overrides, message):
