@@ -136,6 +136,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.per_class < 1:
         parser.error(f"--per-class must be a positive integer, got {args.per_class}")
+    try:
+        real_scenes = SceneConfig(rotation=args.scene_rotation)
+    except ValueError as error:
+        parser.error(f"--scene-rotation: {error}")
     if args.threads:
         torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -143,7 +147,7 @@ def main() -> None:
 
     labels = torch.arange(len(SHAPE_KINDS)).repeat(args.per_class)
     header = ["model", *SHAPE_KINDS, "all", "whole clips"]
-    held_out = sample_scenes(REAL_SEED, range(1024), SceneConfig(rotation=args.scene_rotation))
+    held_out = sample_scenes(REAL_SEED, range(1024), real_scenes)
     rotation = ", upright" if args.scene_rotation == 0 else f", rotation up to {args.scene_rotation:g} turn"
     rows = [recognition_row(f"real renders (held out, 1024{rotation})",
                             predict(classifier, render_images(held_out, SIZE, SIZE)), held_out.labels)]
