@@ -8,7 +8,7 @@
 
 from .attention import KVCache, RoPEAttention
 from .coords import grid_coords, text_and_grid_coords
-from .embedding import AxialRotaryEmbedding, RotaryEmbedding
+from .tables import AxialRotaryEmbedding, RotaryEmbedding
 from .extrapolation import EXTRAPOLATION_METHODS, Extrapolation, RopePlan
 from .frequencies import rope_frequencies
 from .rotary import LAYOUTS, apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from .embedding import RotaryEmbedding
+from .tables import RotaryEmbedding
 from .rotary import apply_rotary_qk
 
 

@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 import torch
 from einops import einsum
 
-from .embedding import AxialRotaryEmbedding, RotaryEmbedding
+from .tables import AxialRotaryEmbedding, RotaryEmbedding
 from .rotary import apply_rotary, check_layout
 
 # A relative logit error of 1e-4 is far below anything a structural bug produces (order 0.1)

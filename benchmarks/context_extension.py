@@ -1,6 +1,6 @@
 """Context extension of a tiny RoPE language model: passkey retrieval and perplexity beyond 128 tokens.
 
-Trains a `TinyCausalLM` on the synthetic language of `axialrope.pipelines.text_data` at
+Trains a `TinyCausalLM` on the synthetic language of `axialrope.pipelines.data.text` at
 length 128 (cached under outputs/), then scores it at 2x, 4x and 8x that length under
 every RoPE scaling of the core (none, linear = PI, ntk, dynamic, yarn, llama3) with
 factor s = eval length / 128: training-free (the same weights, only the frequencies
@@ -27,9 +27,9 @@ from pathlib import Path
 import torch
 
 from axialrope.models import TextLMConfig, TinyCausalLM
-from axialrope.pipelines.text_data import SyntheticLanguage
-from axialrope.pipelines.text_eval import passkey_accuracy, perplexity
-from axialrope.pipelines.text_train import load_checkpoint, save_checkpoint, train_lm
+from axialrope.pipelines.data.text import SyntheticLanguage
+from axialrope.pipelines.evaluation.text_lm import passkey_accuracy, perplexity
+from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm
 
 CACHE_VERSION = 2  # bump when training or data code changes what a cached checkpoint would be
 METHODS = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")

@@ -20,9 +20,9 @@ import time
 import torch
 
 from axialrope.pipelines.objectives import make_objective, training_loss
-from axialrope.pipelines.train_config import TrainConfig
-from axialrope.pipelines.train_data import build_dataset, build_loader
-from axialrope.pipelines.train_loop import build_model
+from axialrope.pipelines.training.config import TrainConfig
+from axialrope.pipelines.training.loaders import build_dataset, build_loader
+from axialrope.pipelines.training.loop import build_model
 
 
 def _median_seconds(fn, repeats: int, warmup: int = 2) -> float:

@@ -38,11 +38,11 @@ import torch  # noqa: E402
 from torchvision.utils import make_grid  # noqa: E402
 
 from axialrope import Extrapolation  # noqa: E402
-from axialrope.pipelines.bundled import bundled_model_path  # noqa: E402
-from axialrope.pipelines.dit_pipeline import DiTPipeline  # noqa: E402
-from axialrope.pipelines.metrics import repetition_score, shape_persistence, swd, video_swd  # noqa: E402
-from axialrope.pipelines.render import render_images, render_videos  # noqa: E402
-from axialrope.pipelines.scenes import SceneConfig, sample_scenes  # noqa: E402
+from axialrope.pipelines.sampling.bundled import bundled_model_path  # noqa: E402
+from axialrope.pipelines.sampling.pipeline import DiTPipeline  # noqa: E402
+from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd  # noqa: E402
+from axialrope.pipelines.data.render import render_images, render_videos  # noqa: E402
+from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import torch
 
-from axialrope.pipelines.bundled import bundled_model_path
-from axialrope.pipelines.dit_pipeline import DiTPipeline
-from axialrope.pipelines.metrics import swd
+from axialrope.pipelines.sampling.bundled import bundled_model_path
+from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.evaluation.metrics import swd
 from extrapolation import FLOOR_SEED, REAL_SEED, Method, generate, real_images, save_labelled_grid, write_table
 
 

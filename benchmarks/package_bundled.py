@@ -1,4 +1,4 @@
-"""Turn the runs of benchmarks/train_bundled.sh into the bundled pipelines under pipelines/assets/.
+"""Turn the runs of benchmarks/train_bundled.sh into the bundled pipelines under pipelines/sampling/assets/.
 
     .venv/bin/python benchmarks/package_bundled.py                # EMA weights (default)
     .venv/bin/python benchmarks/package_bundled.py --weights model # the raw weights instead
@@ -6,7 +6,7 @@
         --to outputs/candidate/pipelines                     # a candidate, beside the bundled ones
 
 Each run's model (model_ema/ or model/) becomes a DiTPipeline (flow-matching scheduler, the
-shape names as class names) saved with safetensors to pipelines/assets/<run name>/ (or --to).
+shape names as class names) saved with safetensors to pipelines/sampling/assets/<run name>/ (or --to).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import shutil
 from pathlib import Path
 
 from axialrope.models import DiT
-from axialrope.pipelines.bundled import BUNDLED_MODELS, assets_folder
-from axialrope.pipelines.dit_pipeline import DiTPipeline
-from axialrope.pipelines.scenes import SHAPE_KINDS
+from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder
+from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.data.scenes import SHAPE_KINDS
 
 
 def main() -> None:

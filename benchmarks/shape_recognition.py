@@ -38,10 +38,10 @@ from torch import nn
 from torchvision.transforms.functional import gaussian_blur
 from tqdm import tqdm
 
-from axialrope.pipelines.bundled import load_dit
-from axialrope.pipelines.dit_pipeline import DiTPipeline
-from axialrope.pipelines.render import render_images
-from axialrope.pipelines.scenes import SHAPE_KINDS, SceneConfig, sample_scenes
+from axialrope.pipelines.sampling.bundled import load_dit
+from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.data.render import render_images
+from axialrope.pipelines.data.scenes import SHAPE_KINDS, SceneConfig, sample_scenes
 from extrapolation import REAL_SEED, Method, generate, write_table
 
 SIZE = 32  # the classifier reads 32x32 images, the bundled models' trained size

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Train the three bundled models (pipelines/assets/) with `axialrope train` on a 2-core CPU
+# Train the three bundled models (pipelines/sampling/assets/) with `axialrope train` on a 2-core CPU
 # machine: the two image models at once (one thread each), then the video model (two threads)
-# in two stages: from the image model's weights, inflated to video (axialrope.models.inflate),
+# in two stages: from the image model's weights, inflated to video (axialrope.models.axial_dit.inflate),
 # on independent noise per frame; then a short run on frame-correlated noise.
 # Then package them:
 #   bash benchmarks/train_bundled.sh && .venv/bin/python benchmarks/package_bundled.py

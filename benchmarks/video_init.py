@@ -26,12 +26,12 @@ from pathlib import Path
 import torch
 
 from axialrope.models import create_dit
-from axialrope.models.inflate import inflate_from_image
-from axialrope.pipelines.bundled import load_dit
+from axialrope.models.axial_dit.inflate import inflate_from_image
+from axialrope.pipelines.sampling.bundled import load_dit
 from axialrope.pipelines.objectives import make_objective, training_loss
-from axialrope.pipelines.procedural_data import MovingShapesDataset, ShapesDataset
-from axialrope.pipelines.train_config import TrainConfig
-from axialrope.pipelines.train_loop import train
+from axialrope.pipelines.data.procedural import MovingShapesDataset, ShapesDataset
+from axialrope.pipelines.training.config import TrainConfig
+from axialrope.pipelines.training.loop import train
 
 SIGMAS = (0.25, 0.5, 0.75)
 STARTS = {"from scratch": None, "inflated, channels in place": False, "inflated, channels matched": True}

@@ -27,10 +27,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from axialrope.pipelines.bundled import load_dit
-from axialrope.pipelines.dit_pipeline import DiTPipeline
-from axialrope.pipelines.metrics import shape_persistence, video_swd
-from axialrope.pipelines.scenes import SHAPE_KINDS
+from axialrope.pipelines.sampling.bundled import load_dit
+from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd
+from axialrope.pipelines.data.scenes import SHAPE_KINDS
 from extrapolation import (FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos, save_labelled_grid,
                            write_table)
 

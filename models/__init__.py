@@ -1,17 +1,21 @@
-"""DiT models and a tiny text LM built on the axialrope core (installed as `axialrope.models`).
+"""DiT models, a tiny text LM and diffusers integrations on the axialrope core (installed as `axialrope.models`).
 
     from axialrope.models import RopeConfig, create_dit
     model = create_dit("S", sample_size=32, num_classes=10)            # image DiT, axial RoPE
     video = create_dit("S", sample_size=32, num_frames=16, temporal_patch_size=2)
     model.rope_config = RopeConfig(theta=10000.0, scaling={"rope_type": "ntk", "factor": 2.0})
+
+`dit/` holds the DiT (model, blocks, input layers, position encodings, sizes, inflation),
+`integrations/` what plugs axialrope into diffusers' own transformers, `text_lm.py` the text LM.
 """
 
-from .blocks import Attention, DiTBlock, FinalLayer
-from .dit import POSITION_ENCODINGS, DiT, DiTOutput
-from .diffusers_rope import AxialRopeAttnProcessor, use_axial_rope
-from .embeddings import LabelEmbedder, Patchify, TimestepEmbedder
-from .positions import GridRope, RopeConfig, sincos_pos_embed, split_axes
-from .registry import DIT_SIZES, create_dit, dit_b, dit_mini, dit_s, dit_tiny, dit_xl
+from .axial_dit.blocks import Attention, DiTBlock, FinalLayer
+from .axial_dit.inflate import inflate_from_image, initialize_from
+from .axial_dit.input_layers import LabelEmbedder, Patchify, TimestepEmbedder
+from .axial_dit.model import POSITION_ENCODINGS, DiT, DiTOutput
+from .axial_dit.position_encoding import GridRope, RopeConfig, sincos_pos_embed, split_axes
+from .axial_dit.sizes import DIT_SIZES, create_dit, dit_b, dit_mini, dit_s, dit_tiny, dit_xl
+from .integrations.axial_processor import AxialRopeAttnProcessor, use_axial_rope
 from .text_lm import TextLMConfig, TinyCausalLM
 
 __all__ = [
@@ -36,6 +40,8 @@ __all__ = [
     "dit_mini",
     "dit_tiny",
     "dit_xl",
+    "inflate_from_image",
+    "initialize_from",
     "sincos_pos_embed",
     "split_axes",
     "use_axial_rope",

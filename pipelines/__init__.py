@@ -1,1 +1,61 @@
-"""Training, sampling, data and metrics on top of `axialrope.models` (installed as `axialrope.pipelines`)."""
+"""Training, sampling, data and evaluation on top of `axialrope.models` (installed as `axialrope.pipelines`).
+
+    from axialrope.pipelines import DiTPipeline, bundled_model_path
+    pipe = DiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
+    images = pipe(class_labels=["circle"], height=64, width=64, extrapolation="pi").images
+
+    from axialrope.pipelines import TrainConfig, train
+    train(TrainConfig(data="shapes", output_dir="outputs/run", max_train_steps=200))
+
+The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
+text), `training/` (config, loop, checkpoints, outputs), `sampling/` (the pipeline, output
+writers, bundled models), `evaluation/` (metrics), `checks/` (peers for the factorization
+checks) and `cli/` (the `axialrope` command). The names below load on first use, so that
+`import axialrope.pipelines` (and `axialrope check`) does not pay for diffusers and accelerate.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# public name -> module under axialrope.pipelines that defines it
+_EXPORTS: dict[str, str] = {
+    "DiTPipeline": "sampling.pipeline",
+    "DiTPipelineOutput": "sampling.pipeline",
+    "BUNDLED_MODELS": "sampling.bundled",
+    "bundled_model_path": "sampling.bundled",
+    "load_dit": "sampling.bundled",
+    "load_pipeline": "sampling.bundled",
+    "TrainConfig": "training.config",
+    "TrainResult": "training.loop",
+    "train": "training.loop",
+    "train_lm": "training.text_lm",
+    "SceneConfig": "data.scenes",
+    "sample_scenes": "data.scenes",
+    "render_images": "data.render",
+    "render_videos": "data.render",
+    "ShapesDataset": "data.procedural",
+    "MovingShapesDataset": "data.procedural",
+    "ImageFolderDataset": "data.folders",
+    "VideoFolderDataset": "data.folders",
+    "SyntheticLanguage": "data.text",
+    "swd": "evaluation.metrics",
+    "video_swd": "evaluation.metrics",
+    "shape_persistence": "evaluation.metrics",
+    "perplexity": "evaluation.text_lm",
+    "passkey_accuracy": "evaluation.text_lm",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'axialrope.pipelines' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -5,6 +5,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -22,7 +24,7 @@ def test_wheel_maps_models_and_pipelines_inside_axialrope(tmp_path):
     assert top_level == {"axialrope"}
     # the bundled models travel as package data, so a non-editable install can sample
     for model in ("shapes-rope", "shapes-sincos", "moving-shapes-rope"):
-        folder = f"axialrope/pipelines/assets/{model}"
+        folder = f"axialrope/pipelines/sampling/assets/{model}"
         for part in ("model_index.json", "scheduler/scheduler_config.json", "transformer/config.json",
                      "transformer/diffusion_pytorch_model.safetensors"):
             assert f"{folder}/{part}" in names
@@ -34,3 +36,30 @@ def test_installed_subpackages_import():
 
     assert Path(axialrope.models.__file__).parent.name == "models"
     assert Path(axialrope.pipelines.__file__).parent.name == "pipelines"
+
+
+def test_the_package_roots_export_what_a_user_needs():
+    import axialrope
+    import axialrope.models
+    import axialrope.pipelines
+
+    for package in (axialrope, axialrope.models, axialrope.pipelines):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+    assert axialrope.pipelines.DiTPipeline.__name__ == "DiTPipeline"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        axialrope.pipelines.nothing
+
+
+def test_importing_the_pipelines_root_does_not_load_the_training_stack():
+    code = "import sys, axialrope.pipelines; print('accelerate' in sys.modules, 'diffusers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_each_package_lists_at_most_twelve_modules_at_its_top_level():
+    for folder in [REPO / "axialrope", REPO / "models", REPO / "pipelines"] + [
+        p for top in ("models", "pipelines") for p in (REPO / top).iterdir() if (p / "__init__.py").is_file()
+    ]:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= 12, f"{folder.relative_to(REPO)} has {len(modules)} modules"

@@ -1,0 +1,1 @@
+"""axialrope inside diffusers' own transformers: attention processors and rope replacements."""

@@ -1,0 +1,1 @@
+"""The factorization checks' subjects: axialrope and peers' rotary embeddings, adapted to one interface."""

@@ -1,0 +1,1 @@
+"""Sampling: the diffusers pipeline, output writers and the bundled models (assets/)."""

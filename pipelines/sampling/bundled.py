@@ -1,0 +1,70 @@
+"""The models shipped with the package (pipelines/sampling/assets/, diffusers format), by name.
+
+    from axialrope.pipelines.sampling.bundled import bundled_model_path
+    pipe = DiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
+
+They were trained by benchmarks/train_bundled.sh (see the README, "Bundled models").
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+BUNDLED_MODELS: dict[str, str] = {
+    "shapes-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural shapes, 6 classes",
+    "shapes-sincos": "the same with absolute sin-cos positions (the extrapolation baseline)",
+    "moving-shapes-rope": "video DiT (mini, patch 1x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes, started from shapes-rope",
+}
+DEFAULT_MODEL = "shapes-rope"
+
+
+def assets_folder() -> Path:
+    """The folder holding the bundled pipelines (inside the installed package)."""
+    return Path(str(resources.files("axialrope.pipelines.sampling") / "assets"))
+
+
+def bundled_model_path(name: str = DEFAULT_MODEL) -> Path:
+    """The folder of bundled model `name` (one of BUNDLED_MODELS)."""
+    if name not in BUNDLED_MODELS:
+        raise ValueError(f"unknown bundled model {name!r}; choose one of {sorted(BUNDLED_MODELS)}")
+    return assets_folder() / name
+
+
+def resolve_model(model: str | None) -> Path:
+    """A model argument: None (the default bundled model), a bundled name, or a folder."""
+    if model is None:
+        return bundled_model_path(DEFAULT_MODEL)
+    if model in BUNDLED_MODELS and not Path(model).exists():
+        return bundled_model_path(model)
+    return Path(model)
+
+
+def load_dit(model: str | Path):
+    """The DiT of a bundled name, a pipeline folder (its transformer/) or a model folder
+    (`save_pretrained` of a DiT, e.g. a training run's model_ema/)."""
+    from axialrope.models import DiT
+
+    folder = resolve_model(str(model))
+    for candidate in (folder / "transformer", folder):
+        if (candidate / "config.json").is_file():
+            return DiT.from_pretrained(str(candidate))
+    if not folder.is_dir():
+        raise FileNotFoundError(f"model folder {str(model)!r} does not exist (nor is it a bundled model name)")
+    raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json) nor a pipeline folder (transformer/)")
+
+
+def load_pipeline(model: str | None, device: str = "auto"):
+    """The DiTPipeline in a folder (or bundled), on `device` ("auto": cuda if available), bf16 on cuda."""
+    import torch
+
+    from .pipeline import DiTPipeline
+
+    path = resolve_model(model)
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
+    return DiTPipeline.from_pretrained(path, dtype=dtype).to(device)
+
+
+__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline", "resolve_model"]

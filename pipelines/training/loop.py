@@ -1,0 +1,262 @@
+"""The training loop: a DiT trained with accelerate on the data and objective of a `TrainConfig`.
+
+    from axialrope.pipelines.training.loop import train
+    from axialrope.pipelines.training.config import TrainConfig
+    result = train(TrainConfig(max_steps=200, output_dir="outputs/quick"))
+
+Runs as one process or under `accelerate launch` with several (each process renders or
+reads its own share of the batches; gradients are averaged, so all hold the same weights).
+Only the main process writes outputs and shows progress.
+
+Reproducibility: initial weights come from `seed`; data order from (seed, epoch); the noise,
+timesteps and label dropout of micro-batch m on process r from a generator seeded with
+(seed, m * processes + r). Nothing random carries state from step to step except the
+global RNG (used by random flips), which `save_state` stores per process, so a run resumed
+from a checkpoint continues exactly as if it had never stopped.
+
+Output folder:
+    config.yaml                 the resolved config
+    checkpoints/checkpoint-N/   `Accelerator.save_state`, every `checkpointing_steps`
+    loss.jsonl, loss.png        the loss log and its plot
+    model/, model_ema/          `save_pretrained` of the trained and the EMA weights
+    samples.png                 a sample grid from the EMA weights (a row per class)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import set_seed
+from diffusers.optimization import get_scheduler
+from diffusers.training_utils import EMAModel
+from tqdm.auto import tqdm
+
+from .checkpoints import checkpoint_step, latest_checkpoint, resolve_resume, save_checkpoint
+from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
+from ..data.scenes import mix_seed
+from .config import TrainConfig
+from .loaders import build_dataset, build_loader
+from .outputs import LossLog, plot_loss, save_sample_grid
+
+
+class NonFiniteLossError(RuntimeError):
+    """The loss became NaN or infinite; the run stopped before applying that step."""
+
+
+@dataclass
+class TrainResult:
+    output_dir: Path
+    steps: int  # optimizer steps completed (including those before a resume)
+    final_loss: float  # mean loss of the last logged window
+    seconds: float  # wall time of this invocation
+    model: torch.nn.Module  # the trained (non-EMA) weights, unwrapped
+    is_main_process: bool  # False on the other processes of a multi-process run
+
+
+def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module:
+    """The DiT a config asks for, sized for its first bucket; class-conditional when the data has classes."""
+    from axialrope.models import create_dit
+
+    bucket = config.buckets[0]
+    return create_dit(
+        config.model_size,
+        in_channels=3,
+        sample_size=(bucket.height, bucket.width),
+        num_frames=bucket.frames,
+        patch_size=config.patch_size,
+        temporal_patch_size=config.temporal_patch_size,
+        num_classes=num_classes if (config.class_conditional and num_classes) else 0,
+        position_encoding=config.position_encoding,
+        rope_theta=float(config.rope_theta[0]) if len(config.rope_theta) == 1 else tuple(map(float, config.rope_theta)),
+        frame_noise_correlation=config.frame_noise_correlation,
+    )
+
+
+def _initialize(model: torch.nn.Module, init_from: str, accelerator: Accelerator) -> None:
+    """Overwrite the new model's weights with those of model `init_from` (inflated image -> video)."""
+    from axialrope.models.axial_dit.inflate import initialize_from
+
+    from ..sampling.bundled import load_dit
+
+    counts = Counter(initialize_from(load_dit(init_from), model).values())
+    accelerator.print(f"initialised from {init_from}: " + ", ".join(f"{n} tensors {a}" for a, n in counts.items()))
+
+
+def _optimization(config: TrainConfig, model: torch.nn.Module, num_processes: int):
+    """AdamW, its warmup schedule (diffusers `get_scheduler`) and the EMA of the weights (None if disabled)."""
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
+        weight_decay=config.weight_decay,
+    )
+    # Once prepared, the scheduler steps once per process per optimizer step, hence the factors.
+    lr_scheduler = get_scheduler(
+        config.lr_scheduler, optimizer, num_warmup_steps=config.lr_warmup_steps * num_processes,
+        num_training_steps=config.max_steps * num_processes,
+    )
+    ema = None
+    if config.ema_decay > 0:
+        ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True,
+                       model_cls=type(model), model_config=model.config)
+    return optimizer, lr_scheduler, ema
+
+
+def _endless_batches(loader, sampler, epoch: int, skip: int):
+    """Batches across epochs, starting `skip` batches into `epoch` (where a resumed run left off)."""
+    while True:
+        sampler.set_epoch(epoch, start=skip)
+        yield from loader
+        epoch, skip = epoch + 1, 0
+
+
+def _stop_if_not_finite(loss: torch.Tensor, accelerator: Accelerator, step: int, checkpoints: Path) -> None:
+    """Raise NonFiniteLossError on every process if any process's loss is NaN or infinite."""
+    bad = accelerator.reduce((~torch.isfinite(loss.detach())).float(), reduction="sum")
+    if bad.item() > 0:
+        last = latest_checkpoint(checkpoints)
+        kept = f"the last good checkpoint is {str(last)!r}" if last else "no checkpoint had been saved yet"
+        raise NonFiniteLossError(
+            f"training stopped: the loss is {loss.item()} at step {step + 1}; nothing of that step was applied and "
+            f"{kept}. Resume with --resume latest after lowering learning_rate or raising max_grad_norm clipping."
+        )
+
+
+@torch.no_grad()
+def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch.Tensor, int]:
+    """Samples for the grid and the grid's row length: a row per class (or 4 rows), at the first bucket."""
+    bucket = config.buckets[0]
+    num_classes = getattr(model.config, "num_classes", 0) or 0
+    rows = num_classes if num_classes else 4
+    count = rows if bucket.frames is not None else rows * config.samples_per_class  # videos: one per row
+    labels = torch.arange(rows).repeat_interleave(count // rows).to(device) if num_classes else None
+    generator = torch.Generator().manual_seed(config.seed)
+    shape = (count, model.config.in_channels, *bucket.size)
+    noise = draw_noise(shape, model.config.frame_noise_correlation, generator).to(device)
+    guidance = config.guidance_scale if num_classes else 1.0
+    model.eval()
+    samples = sample(model, objective, noise, labels, config.sample_steps, guidance, model.null_class, generator)
+    return samples, count // rows
+
+
+def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective, output: Path) -> None:
+    """Main process: save_pretrained of the model and its EMA, the sample grid and the loss plot."""
+    model = accelerator.unwrap_model(model)
+    model.save_pretrained(output / "model")
+    if ema is not None:
+        ema.store(model.parameters())
+        ema.copy_to(model.parameters())
+        model.save_pretrained(output / "model_ema")
+    samples, per_row = _final_samples(model, config, objective, accelerator.device)
+    if ema is not None:
+        ema.restore(model.parameters())
+    model.train()
+    save_sample_grid(samples, output / "samples.png", per_row)
+    plot_loss(output / "loss.jsonl", output / "loss.png")
+
+
+def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None = None) -> TrainResult:
+    """Train a DiT as `config` says; see the module docstring for what is written where.
+
+    Args:
+        config: the run; validated (and folders scanned) before anything is trained.
+        on_checkpoint: called on every process after each checkpoint with (step, folder).
+
+    Returns:
+        TrainResult. Raises NonFiniteLossError if the loss stops being finite.
+    """
+    started = time.perf_counter()
+    config.validate()
+    dataset = build_dataset(config)  # reads folder headers: bad data fails here
+
+    on_cpu = not torch.accelerator.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
+    if config.mixed_precision == "fp16" and on_cpu:  # accelerate would silently train in float32: say so instead
+        raise ValueError("mixed_precision fp16 needs a GPU; on a CPU use bf16 or no")
+    accelerator = Accelerator(
+        mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps
+    )
+    output, checkpoints = Path(config.output_dir), Path(config.output_dir) / "checkpoints"
+    resume_from = resolve_resume(config.resume, checkpoints)
+    set_seed(config.seed)  # identical initial weights on every process
+    model = build_model(config, dataset.num_classes)
+    if config.init_from is not None and resume_from is None:  # before the EMA copies the weights
+        _initialize(model, config.init_from, accelerator)  # (a resumed run loads its checkpoint's instead)
+    optimizer, lr_scheduler, ema = _optimization(config, model, accelerator.num_processes)
+    model, optimizer, lr_scheduler = accelerator.prepare(model, optimizer, lr_scheduler)
+    if ema is not None:
+        ema.to(accelerator.device)
+        accelerator.register_for_checkpointing(ema)
+
+    step = 0
+    if resume_from is not None:
+        accelerator.load_state(str(resume_from))
+        step = checkpoint_step(resume_from)
+        accelerator.print(f"resuming from {resume_from} at step {step}")
+    elif config.resume == "latest":
+        accelerator.print(f"resume latest: no checkpoint in {checkpoints} yet, starting from step 0")
+    if accelerator.is_main_process:
+        output.mkdir(parents=True, exist_ok=True)
+        config.save(output / "config.yaml")
+        log = LossLog(output / "loss.jsonl", resume_step=step)
+
+    loader, sampler = build_loader(config, dataset, accelerator.num_processes, accelerator.process_index)
+    objective = make_objective(config.objective, config.timestep_sampling)
+    unwrapped = accelerator.unwrap_model(model)
+    null_class = unwrapped.null_class
+    micro = step * config.gradient_accumulation_steps  # micro-batches this process has consumed
+    batches = _endless_batches(loader, sampler, *divmod(micro, len(sampler)))
+    generator = torch.Generator(device=accelerator.device)
+    progress = tqdm(total=config.max_steps, initial=step, desc="train", disable=not accelerator.is_main_process)
+    window, mean_loss = [], math.nan
+
+    model.train()
+    while step < config.max_steps:
+        batch = next(batches)
+        generator.manual_seed(mix_seed(config.seed, micro * accelerator.num_processes + accelerator.process_index))
+        micro += 1
+        x0 = batch["pixel_values"].to(accelerator.device)
+        labels = batch.get("class_labels") if null_class is not None else None
+        if labels is not None:
+            labels = drop_labels(labels.to(accelerator.device), config.label_dropout, null_class, generator)
+        with accelerator.accumulate(model):
+            loss = training_loss(model, objective, x0, labels, generator, config.frame_noise_correlation)
+            _stop_if_not_finite(loss, accelerator, step, checkpoints)
+            accelerator.backward(loss)
+            if accelerator.sync_gradients and config.max_grad_norm > 0:
+                accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            optimizer.step()
+            lr_scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+        window.append(loss.detach())
+        if not accelerator.sync_gradients:
+            continue
+
+        step += 1
+        if ema is not None:
+            ema.step(unwrapped.parameters())
+        progress.update(1)
+        if step % config.log_every == 0 or step == config.max_steps:
+            mean_loss = accelerator.reduce(torch.stack(window).mean(), reduction="mean").item()
+            window = []
+            progress.set_postfix(loss=f"{mean_loss:.4f}")
+            if accelerator.is_main_process:
+                log.write(step, mean_loss, lr_scheduler.get_last_lr()[0], time.perf_counter() - started)
+        if step % config.checkpointing_steps == 0:
+            folder = save_checkpoint(accelerator, checkpoints, step, config.checkpoints_total_limit)
+            if on_checkpoint is not None:
+                on_checkpoint(step, folder)
+    progress.close()
+
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        _write_final_outputs(accelerator, model, ema, config, objective, output)
+    accelerator.wait_for_everyone()
+    is_main = accelerator.is_main_process
+    accelerator.end_training()
+    return TrainResult(output, step, mean_loss, time.perf_counter() - started, unwrapped, is_main)

@@ -1,0 +1,87 @@
+"""Training loop, checkpoints and the two scores of the context-extension benchmark."""
+
+import math
+import random
+
+import pytest
+import torch
+
+from axialrope.models import TextLMConfig, TinyCausalLM
+from axialrope.pipelines.data.text import SyntheticLanguage
+from axialrope.pipelines.evaluation.text_lm import passkey_accuracy, perplexity
+from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm, warmup_cosine
+
+LANGUAGE = SyntheticLanguage(n_words=16)
+
+
+def tiny_model(**overrides) -> TinyCausalLM:
+    torch.manual_seed(0)
+    sizes = dict(vocab_size=LANGUAGE.vocab_size, dim=32, depth=1, num_heads=2, num_kv_heads=1)
+    return TinyCausalLM(TextLMConfig(**{**sizes, **overrides})).eval()
+
+
+def test_training_lowers_the_loss():
+    model = tiny_model()
+    rng = random.Random(0)
+    losses = train_lm(model, lambda step: LANGUAGE.training_batch(8, 32, rng), steps=40, lr=1e-2, warmup=5)
+    assert len(losses) == 40 and not model.training
+    assert sum(losses[-5:]) / 5 < losses[0] - 0.5
+
+
+def test_the_schedule_warms_up_then_decays_to_a_tenth():
+    assert warmup_cosine(0, 100, 10) == pytest.approx(0.1)
+    assert warmup_cosine(9, 100, 10) == pytest.approx(1.0)
+    assert warmup_cosine(10, 100, 10) == pytest.approx(1.0)
+    assert warmup_cosine(100, 100, 10) == pytest.approx(0.1)
+
+
+def test_a_checkpoint_round_trips_weights_config_and_metadata(tmp_path):
+    model = tiny_model(rope_scaling={"rope_type": "linear", "factor": 2.0})
+    path = tmp_path / "sub" / "model.safetensors"
+    save_checkpoint(model, path, metadata={"steps": 3})
+    assert [p.name for p in path.parent.iterdir()] == ["model.safetensors"]  # no temporary left
+    loaded, metadata = load_checkpoint(path)
+    assert metadata == {"steps": 3}
+    assert loaded.config == model.config
+    tokens = LANGUAGE.language_batch(2, 20, random.Random(0))
+    torch.testing.assert_close(loaded(tokens)[0], model(tokens)[0], atol=0, rtol=0)
+
+
+def test_perplexity_of_a_uniform_model_is_the_vocabulary_size():
+    model = tiny_model()
+    torch.nn.init.zeros_(model.final_norm.weight)  # every logit 0
+    tokens = LANGUAGE.language_batch(3, 20, random.Random(0))
+    assert perplexity(model, tokens, batch_size=2) == pytest.approx(LANGUAGE.vocab_size, rel=1e-6)
+
+
+class Parrot(torch.nn.Module):
+    """Stands in for a model: 'generates' the answers it was told, or zeros."""
+
+    def __init__(self, answers):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.answers = answers
+
+    def generate(self, prompt, max_new_tokens):
+        rows = self.answers[: len(prompt)]
+        self.answers = self.answers[len(prompt):]
+        return torch.cat((prompt, rows), dim=1)
+
+
+def test_passkey_accuracy_counts_a_row_only_if_every_digit_is_right():
+    sequences = LANGUAGE.passkey_batch(6, 40, random.Random(0), n_digits=5)
+    answers = sequences[:, -5:].clone()
+    answers[1, 4] += 1  # one digit wrong
+    answers[4, 0] += 1
+    assert passkey_accuracy(Parrot(answers), sequences, n_digits=5, batch_size=4) == pytest.approx(4 / 6)
+
+
+def test_bad_batches_are_rejected():
+    model = tiny_model()
+    with pytest.raises(ValueError, match=r"\(n, length\)"):
+        perplexity(model, torch.zeros(5, dtype=torch.long))
+    with pytest.raises(ValueError, match="at least 6 columns"):
+        passkey_accuracy(model, torch.zeros(2, 5, dtype=torch.long), n_digits=5)
+    with pytest.raises(ValueError, match="steps"):
+        train_lm(model, lambda step: None, steps=-1)
+    assert math.isfinite(perplexity(model, LANGUAGE.language_batch(1, 2, random.Random(0))))
