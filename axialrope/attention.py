@@ -11,6 +11,7 @@ from torch import nn
 
 from .tables import RotaryEmbedding
 from .rotary import apply_rotary_qk
+from .validation import is_int
 
 
 @dataclass
@@ -57,7 +58,7 @@ class RoPEAttention(nn.Module):
         super().__init__()
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         for name, value in (("dim", dim), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            if not is_int(value) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if dim % num_heads:
             raise ValueError(f"dim={dim} must be divisible by num_heads={num_heads}")

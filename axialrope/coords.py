@@ -13,6 +13,7 @@ from typing import Sequence
 
 import torch
 from einops import rearrange
+from .validation import is_int, is_real
 
 
 def per_axis_values(value, n_axes: int, name: str, default: float) -> list[float]:
@@ -23,7 +24,7 @@ def per_axis_values(value, n_axes: int, name: str, default: float) -> list[float
     if len(values) != n_axes:
         raise ValueError(f"{name} must be a number or have one entry per axis ({n_axes}), got {len(values)}")
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, Real):
+        if not is_real(v):
             raise TypeError(f"{name} entries must be real numbers, got {type(v).__name__}")
     return [float(v) for v in values]
 
@@ -51,7 +52,7 @@ def grid_coords(
     if not sizes:
         raise ValueError("grid_coords needs at least one axis size")
     for size in sizes:
-        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        if not is_int(size) or size <= 0:
             raise ValueError(f"grid sizes must be positive integers, got {sizes}")
     offsets = per_axis_values(offset, len(sizes), "offset", 0.0)
     scales = per_axis_values(scale, len(sizes), "scale", 1.0)
@@ -74,7 +75,7 @@ def text_and_grid_coords(num_text_tokens: int, grid: torch.Tensor, text: str = "
     Returns:
         (n + seq, n_axes) coordinates in the grid's dtype and device.
     """
-    if isinstance(num_text_tokens, bool) or not isinstance(num_text_tokens, int) or num_text_tokens < 0:
+    if not is_int(num_text_tokens) or num_text_tokens < 0:
         raise ValueError(f"num_text_tokens must be a non-negative integer, got {num_text_tokens!r}")
     if not isinstance(grid, torch.Tensor) or grid.ndim != 2:
         raise ValueError(f"grid must be a (seq, n_axes) tensor, got {getattr(grid, 'shape', type(grid).__name__)}")

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Real
 from typing import Sequence
 
 from .frequencies import yarn_get_mscale
 from .scaling import RopeScaling
+from .validation import is_int, is_real
 
 EXTRAPOLATION_METHODS = ("none", "pi", "ntk", "yarn", "riflex", "dype-pi", "dype-ntk", "dype-yarn")
 YARN_TEMPERATURES = ("tokens", "max_axis")
@@ -86,7 +86,7 @@ class Extrapolation:
             raise ValueError(f"yarn_temperature must be one of {YARN_TEMPERATURES}, got {self.yarn_temperature!r}")
         for name in ("beta_fast", "beta_slow", "dype_lambda_s", "dype_lambda_t"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:
+            if not is_real(value) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
         if not self.beta_fast > self.beta_slow > 0:
             raise ValueError(f"need beta_fast > beta_slow > 0, got {self.beta_fast} and {self.beta_slow}")
@@ -108,7 +108,7 @@ class Extrapolation:
         factors = [max(1.0, e / t) for t, e in zip(train, evaluation)]
         base = self.method
         if self.is_timestep_dependent:
-            if timestep is None or isinstance(timestep, bool) or not isinstance(timestep, Real) or not 0 <= timestep <= 1:
+            if timestep is None or not is_real(timestep) or not 0 <= timestep <= 1:
                 raise ValueError(f"method {self.method!r} needs a timestep in [0, 1] (1 = pure noise), got {timestep!r}")
             kappa = self.dype_lambda_s * timestep**self.dype_lambda_t
             factors = [s**kappa for s in factors]
@@ -157,7 +157,7 @@ def _check_grids(train_grid, eval_grid) -> tuple[list[int], list[int]]:
     for name, grid in (("train_grid", train_grid), ("eval_grid", eval_grid)):
         if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or not grid:
             raise TypeError(f"{name} must be a non-empty sequence of grid sizes, got {grid!r}")
-        if any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in grid):
+        if any(not is_int(n) or n <= 0 for n in grid):
             raise ValueError(f"{name} sizes must be positive integers, got {tuple(grid)}")
         grids.append(list(grid))
     if len(grids[0]) != len(grids[1]):

@@ -12,16 +12,16 @@ theta_i = b^(-2i/d) for i = 0 .. d/2 - 1, s the scaling factor L_eval / L_train.
 from __future__ import annotations
 
 import math
-from numbers import Real
 
 import torch
 
 from .scaling import RopeScaling, as_rope_scaling
+from .validation import is_int, is_real
 
 
 def check_rotary_dim(dim, name: str = "dim") -> int:
     """Raises unless `dim` is a positive even integer; returns it as an int."""
-    if isinstance(dim, bool) or not isinstance(dim, int):
+    if not is_int(dim):
         raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
     if dim <= 0 or dim % 2:
         raise ValueError(f"{name} must be a positive even number (channels rotate in pairs), got {dim}")
@@ -30,7 +30,7 @@ def check_rotary_dim(dim, name: str = "dim") -> int:
 
 def check_theta(theta, name: str = "theta") -> float:
     """Raises unless `theta` is a finite number > 1; returns it as a float."""
-    if isinstance(theta, bool) or not isinstance(theta, Real):
+    if not is_real(theta):
         raise TypeError(f"{name} must be a real number, got {type(theta).__name__}")
     if not (math.isfinite(theta) and theta > 1):
         raise ValueError(f"{name} must be a finite number > 1 (the RoPE base), got {theta}")
@@ -165,7 +165,7 @@ def rope_frequencies(
         return default_inv_freq(dim, theta * scaling.factor ** _ntk_exponent(dim, kind)), 1.0
     if kind == "dynamic":
         trained = scaling.original_max_position_embeddings
-        if seq_len is not None and (isinstance(seq_len, bool) or not isinstance(seq_len, Real) or seq_len < 0):
+        if seq_len is not None and (not is_real(seq_len) or seq_len < 0):
             raise ValueError(f"seq_len must be a non-negative number or None, got {seq_len!r}")
         length = trained if seq_len is None else max(seq_len, trained)
         growth = scaling.factor * length / trained - (scaling.factor - 1)

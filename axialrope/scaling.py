@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from numbers import Real
+from .validation import is_int, is_real
 
 ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex")
 
@@ -87,7 +87,7 @@ class RopeScaling:
             value = getattr(self, name)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, Real):
+            if not is_real(value):
                 raise TypeError(f"scaling: {name} must be a real number, got {type(value).__name__}")
             if not math.isfinite(value):
                 raise ValueError(f"scaling: {name} must be finite, got {value}")
@@ -97,13 +97,13 @@ class RopeScaling:
             raise ValueError(f"scaling: factor must be >= 1 (it is L_eval / L_train), got {self.factor}")
         length = self.original_max_position_embeddings
         if length is not None:
-            if isinstance(length, bool) or not isinstance(length, Real) or length != int(length):
+            if not is_real(length) or length != int(length):
                 raise TypeError(f"scaling: original_max_position_embeddings must be an integer, got {length!r}")
             if length <= 0:
                 raise ValueError(f"scaling: original_max_position_embeddings must be positive, got {length}")
             object.__setattr__(self, "original_max_position_embeddings", int(length))
         if self.riflex_index is not None and (
-            isinstance(self.riflex_index, bool) or not isinstance(self.riflex_index, int) or self.riflex_index < 0
+            not is_int(self.riflex_index) or self.riflex_index < 0
         ):
             raise ValueError(f"scaling: riflex_index must be a non-negative integer, got {self.riflex_index!r}")
         if not isinstance(self.truncate, bool):

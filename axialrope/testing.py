@@ -39,6 +39,7 @@ from einops import einsum
 
 from .tables import AxialRotaryEmbedding, RotaryEmbedding
 from .rotary import apply_rotary, check_layout
+from .validation import is_int
 
 # A relative logit error of 1e-4 is far below anything a structural bug produces (order 0.1)
 # and far above float32 rounding of tables and rotations (order 1e-7).
@@ -121,7 +122,7 @@ class RotaryUnderTest:
         if not callable(self.rotate):
             raise TypeError(f"rotate must be callable as rotate(x, coords), got {type(self.rotate).__name__}")
         for field, value in (("n_axes", self.n_axes), ("dim", self.dim)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            if not is_int(value) or value <= 0:
                 raise ValueError(f"{field} must be a positive int, got {value!r}")
         if self.axes_dims is None:
             if self.layout is not None or self.thetas is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from numbers import Real
 
 import torch
 import torch.nn.functional as F
@@ -20,14 +19,7 @@ from torch import nn
 
 from axialrope import KVCache, RoPEAttention
 from axialrope.scaling import as_rope_scaling
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-    return value
+from axialrope.validation import is_int, is_real, positive_int
 
 
 @dataclass
@@ -58,11 +50,11 @@ class TextLMConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "dim", "depth", "num_heads", "num_kv_heads"):
-            _positive_int(name, getattr(self, name))
+            positive_int(getattr(self, name), name)
         if self.mlp_hidden is None:
             self.mlp_hidden = 8 * math.ceil(8 * self.dim / 3 / 8)
-        _positive_int("mlp_hidden", self.mlp_hidden)
-        if isinstance(self.theta, bool) or not isinstance(self.theta, Real):
+        positive_int(self.mlp_hidden, "mlp_hidden")
+        if not is_real(self.theta):
             raise TypeError(f"theta must be a real number, got {type(self.theta).__name__}")
         self.theta = float(self.theta)
         scaling = as_rope_scaling(self.rope_scaling, theta=self.theta)
@@ -192,7 +184,7 @@ class TinyCausalLM(nn.Module):
         length, where cached keys keep the angles of the length at which they entered.
         """
         self._check_tokens(prompt)
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        if not is_int(max_new_tokens) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be a non-negative int, got {max_new_tokens!r}")
         tokens, caches = prompt, None
         step_input = prompt

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Real
 
 import torch
 from diffusers.configuration_utils import ConfigMixin, register_to_config
@@ -13,9 +12,10 @@ from diffusers.utils import BaseOutput
 from einops import pack, unpack
 from torch import nn
 
-from .blocks import DiTBlock, FinalLayer, Table
+from .blocks import DiTBlock, FinalLayer
 from .input_layers import LabelEmbedder, Patchify, TimestepEmbedder
 from .position_encoding import GridRope, RopeConfig, sincos_pos_embed, split_axes
+from axialrope.validation import is_int, is_real, positive_int
 
 POSITION_ENCODINGS = ("rope", "sincos")
 
@@ -29,17 +29,11 @@ class DiTOutput(BaseOutput):
 
 def check_frame_noise_correlation(value, is_video: bool) -> float:
     """ValueError unless `value` is a share in [0, 1), and 0 for an image model (it has no frames)."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < 1:
+    if not is_real(value) or not 0 <= value < 1:
         raise ValueError(f"frame_noise_correlation must be a number in [0, 1), got {value!r}")
     if value and not is_video:
         raise ValueError(f"frame_noise_correlation={value} needs a video model (num_frames set); images have no frames")
     return float(value)
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
 
 
 class DiT(ModelMixin, ConfigMixin):
@@ -102,20 +96,20 @@ class DiT(ModelMixin, ConfigMixin):
     ):
         super().__init__()
         for name in ("in_channels", "patch_size", "temporal_patch_size", "hidden_size", "depth", "num_heads"):
-            _positive_int(locals()[name], name)
-        self.out_channels = in_channels if out_channels is None else _positive_int(out_channels, "out_channels")
+            positive_int(locals()[name], name)
+        self.out_channels = in_channels if out_channels is None else positive_int(out_channels, "out_channels")
         if position_encoding not in POSITION_ENCODINGS:
             raise ValueError(f"position_encoding must be one of {POSITION_ENCODINGS}, got {position_encoding!r}")
         if hidden_size % num_heads:
             raise ValueError(f"hidden_size={hidden_size} must be divisible by num_heads={num_heads}")
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
+        if not is_int(num_classes) or num_classes < 0:
             raise ValueError(f"num_classes must be a non-negative integer, got {num_classes!r}")
         height, width = (sample_size, sample_size) if isinstance(sample_size, int) else tuple(sample_size)
         sizes, patch = [height, width], [patch_size, patch_size]
         if num_frames is not None:
             sizes, patch = [num_frames, *sizes], [temporal_patch_size, *patch]
         for name, size, p in zip(self.axis_names(len(sizes)), sizes, patch):
-            if _positive_int(size, f"sample size along {name}") % p:
+            if positive_int(size, f"sample size along {name}") % p:
                 raise ValueError(f"trained size {size} along {name} is not divisible by the patch size {p}")
         self.base_grid = tuple(s // p for s, p in zip(sizes, patch))  # trained token grid
         check_frame_noise_correlation(frame_noise_correlation, is_video=num_frames is not None)
@@ -124,7 +118,7 @@ class DiT(ModelMixin, ConfigMixin):
         self.patchify = Patchify(tuple(patch), in_channels, hidden_size)
         self.t_embedder = TimestepEmbedder(hidden_size)
         self.y_embedder = LabelEmbedder(num_classes, hidden_size) if num_classes else None
-        self.text_embedder = nn.Linear(_positive_int(text_dim, "text_dim"), hidden_size) if text_dim else None
+        self.text_embedder = nn.Linear(positive_int(text_dim, "text_dim"), hidden_size) if text_dim else None
         self.blocks = nn.ModuleList(DiTBlock(hidden_size, num_heads, mlp_ratio, qk_norm) for _ in range(depth))
         self.final_layer = FinalLayer(hidden_size, self.out_channels * math.prod(patch))
 
@@ -270,7 +264,7 @@ class DiT(ModelMixin, ConfigMixin):
                 raise ValueError(f"hidden_states {name} {size} is not divisible by the patch size {p} along it")
 
     def _timesteps(self, timestep, batch: int, device) -> torch.Tensor:
-        if isinstance(timestep, Real) and not isinstance(timestep, bool):
+        if is_real(timestep):
             timestep = torch.tensor(float(timestep), device=device)
         if not isinstance(timestep, torch.Tensor):
             raise TypeError(f"timestep must be a number or a tensor, got {type(timestep).__name__}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from numbers import Real
 from typing import Sequence
 
 import torch
@@ -25,18 +24,19 @@ from torch import nn
 from axialrope import AxialRotaryEmbedding, grid_coords
 from axialrope.coords import per_axis_values
 from axialrope.scaling import RopeScaling, as_rope_scaling
+from axialrope.validation import is_int, is_real
 
 
 def _number_or_tuple(value, name: str):
     """A real number stays a float; a sequence becomes a tuple of floats (one per axis)."""
     if value is None:
         return None
-    if isinstance(value, Real) and not isinstance(value, bool):
+    if is_real(value):
         return float(value)
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) == 0:
         raise TypeError(f"{name} must be a number or a sequence of numbers (one per axis), got {value!r}")
     for v in value:
-        if isinstance(v, bool) or not isinstance(v, Real):
+        if not is_real(v):
             raise TypeError(f"{name} entries must be real numbers, got {v!r}")
     return tuple(float(v) for v in value)
 
@@ -74,7 +74,7 @@ class RopeConfig:
             scaling = as_rope_scaling(self.scaling)
         object.__setattr__(self, "scaling", scaling)
         attention_scale = self.attention_scale
-        if isinstance(attention_scale, bool) or not isinstance(attention_scale, Real):
+        if not is_real(attention_scale):
             raise TypeError(f"attention_scale must be a real number, got {attention_scale!r}")
         if not (math.isfinite(attention_scale) and attention_scale > 0):
             raise ValueError(f"attention_scale must be a finite number > 0, got {attention_scale}")
@@ -157,7 +157,7 @@ def split_axes(dim: int, n_axes: int) -> tuple[int, ...]:
     >>> split_axes(64, 3), split_axes(72, 3), split_axes(64, 2)
     ((16, 24, 24), (20, 26, 26), (32, 32))
     """
-    if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0 or dim % 2:
+    if not is_int(dim) or dim <= 0 or dim % 2:
         raise ValueError(f"dim must be a positive even integer to split into axes, got {dim!r}")
     if n_axes == 1:
         return (dim,)

@@ -17,6 +17,7 @@ import torch
 from torch.utils.data import Sampler
 
 from .scenes import mix_seed
+from axialrope.validation import is_int
 
 
 @dataclass(frozen=True, order=True)
@@ -30,7 +31,7 @@ class Bucket:
     def __post_init__(self):
         for name in ("height", "width") + (("frames",) if self.frames is not None else ()):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            if not is_int(value) or value <= 0:
                 raise ValueError(f"bucket {name} must be a positive integer, got {value!r}")
 
     @classmethod
@@ -116,7 +117,7 @@ class BucketBatchSampler(Sampler[list[tuple[int, Bucket]]]):
         num_replicas: int = 1,
         rank: int = 0,
     ):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+        if not is_int(batch_size) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not buckets:
             raise ValueError("buckets must not be empty")

@@ -20,6 +20,7 @@ from torch.utils.data import Dataset
 from .buckets import Bucket, check_buckets
 from .render import render_images, render_videos
 from .scenes import SHAPE_KINDS, SceneConfig, sample_scenes
+from axialrope.validation import is_int
 
 Key = int | tuple[int, Bucket]
 
@@ -45,7 +46,7 @@ class ShapesDataset(Dataset):
         default_bucket: Bucket = Bucket(32, 32),
         scene_config: SceneConfig = SceneConfig(),
     ):
-        if isinstance(num_items, bool) or not isinstance(num_items, int) or num_items <= 0:
+        if not is_int(num_items) or num_items <= 0:
             raise ValueError(f"num_items must be a positive integer, got {num_items!r}")
         self.check_buckets([default_bucket])
         self.num_items, self.seed, self.default_bucket, self.scene_config = num_items, seed, default_bucket, scene_config

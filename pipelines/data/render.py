@@ -16,6 +16,7 @@ import torch
 from einops import rearrange, repeat
 
 from .scenes import SHAPE_KINDS, ShapeScenes
+from axialrope.validation import is_int
 
 _KIND = {name: i for i, name in enumerate(SHAPE_KINDS)}
 # Sides of the regular-polygon kinds; the other kinds get a placeholder (their polygon distance is unused).
@@ -23,7 +24,7 @@ _POLYGON_SIDES = torch.tensor([{"triangle": 3, "square": 4, "pentagon": 5}.get(n
 
 
 def _check_size(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if not is_int(value) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return value
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields
 from typing import Sequence
 
 import torch
+from axialrope.validation import is_int, is_real
 
 # Class label = index of the main shape's kind in this tuple.
 SHAPE_KINDS: tuple[str, ...] = ("circle", "triangle", "square", "pentagon", "ring", "cross")
@@ -50,13 +51,13 @@ class SceneConfig:
     rotation: float = 0.0
 
     def __post_init__(self):
-        if isinstance(self.max_shapes, bool) or not isinstance(self.max_shapes, int) or self.max_shapes < 1:
+        if not is_int(self.max_shapes) or self.max_shapes < 1:
             raise ValueError(f"max_shapes must be a positive integer, got {self.max_shapes!r}")
         for name in ("main_radius", "other_radius", "speed", "background_value", "shape_value"):
             low, high = getattr(self, name)
             if not 0 <= low <= high:
                 raise ValueError(f"{name} must be a range (low, high) with 0 <= low <= high, got {(low, high)}")
-        if isinstance(self.rotation, bool) or not isinstance(self.rotation, (int, float)) or not 0 <= self.rotation <= 1:
+        if not is_real(self.rotation) or not 0 <= self.rotation <= 1:
             raise ValueError(f"rotation must be a number of turns in [0, 1], got {self.rotation!r}")
         for name in ("main_radius", "other_radius"):
             if getattr(self, name)[1] >= 0.5:
@@ -128,7 +129,7 @@ def sample_scenes(seed: int, indices: Sequence[int] | torch.Tensor, config: Scen
     Returns:
         ShapeScenes of b scenes, float32 parameters; the same (seed, index) always gives the same scene.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     indices = [int(i) for i in (indices.tolist() if isinstance(indices, torch.Tensor) else indices)]
     if not indices:

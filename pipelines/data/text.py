@@ -31,6 +31,7 @@ import random
 from dataclasses import dataclass
 
 import torch
+from axialrope.validation import is_int
 
 BOS, END, KEY, QUERY = 0, 1, 2, 3
 DIGIT0 = 4  # digits d are token ids DIGIT0 + d
@@ -43,7 +44,7 @@ def _check_rng(rng) -> None:
 
 
 def _check_count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
@@ -139,7 +140,7 @@ class SyntheticLanguage:
         """
         _check_count("n_digits", n_digits, 1)
         overhead = 1 + (n_digits + 2) + (n_digits + 2)
-        if not isinstance(length, int) or isinstance(length, bool) or length <= overhead:
+        if not is_int(length) or length <= overhead:
             raise ValueError(f"length must be an int > {overhead} for n_digits={n_digits}, got {length!r}")
         # uniformly random digits and words: only retrieval (not bigram statistics) predicts the
         # repeats, and copying digits is practised on them, not only on the one key per row

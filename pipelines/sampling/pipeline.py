@@ -34,6 +34,7 @@ from einops import rearrange
 from axialrope import Extrapolation
 
 from ..objectives import draw_noise, make_objective, sample
+from axialrope.validation import is_int, is_real
 
 OUTPUT_TYPES = ("pil", "np", "pt")
 
@@ -212,7 +213,7 @@ class DiTPipeline(DiffusionPipeline):
         shape = []
         for name, size, default, p in zip(names, sizes, self.trained_size, patch):
             size = default if size is None else size
-            if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size <= 0:
+            if not (is_int(size) or isinstance(size, np.integer)) or size <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {size!r}")
             if size % p:
                 raise ValueError(f"{name}={size} is not divisible by the model's patch size {p} along it")
@@ -254,11 +255,11 @@ class DiTPipeline(DiffusionPipeline):
         """
         if output_type not in OUTPUT_TYPES:
             raise ValueError(f"output_type must be one of {OUTPUT_TYPES}, got {output_type!r}")
-        if isinstance(num_inference_steps, bool) or not isinstance(num_inference_steps, int) or num_inference_steps < 1:
+        if not is_int(num_inference_steps) or num_inference_steps < 1:
             raise ValueError(f"num_inference_steps must be a positive integer, got {num_inference_steps!r}")
-        if isinstance(guidance_scale, bool) or not isinstance(guidance_scale, (int, float)) or not math.isfinite(guidance_scale):
+        if not is_real(guidance_scale) or not math.isfinite(guidance_scale):
             raise ValueError(f"guidance_scale must be a finite number, got {guidance_scale!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        if not is_int(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         method = as_extrapolation(extrapolation, entropy_scaling)
         labels, batch = self._labels(class_labels, batch_size, float(guidance_scale))

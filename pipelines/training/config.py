@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.buckets import Bucket
+from axialrope.validation import is_int, is_real
 
 DATA_KINDS = ("shapes", "moving_shapes", "image_folder", "video_folder")
 VIDEO_DATA = ("moving_shapes", "video_folder")
@@ -171,7 +172,7 @@ class TrainConfig:
         for name in ("learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "max_grad_norm", "ema_decay",
                      "label_dropout", "guidance_scale"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+            if not is_real(value) or value != value or value < 0:
                 raise ValueError(f"{name} must be a non-negative number, got {value!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate!r}")
@@ -193,7 +194,7 @@ class TrainConfig:
             raise ValueError(f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), got data={self.data!r}")
         axes = 3 if self.is_video else 2
         if not isinstance(self.rope_theta, (list, tuple)) or len(self.rope_theta) not in (1, axes) or any(
-                isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 1 for v in self.rope_theta):
+                not is_real(v) or not v > 1 for v in self.rope_theta):
             raise ValueError(f"rope_theta must be one number above 1 or {axes} (one per axis), got {self.rope_theta!r}")
         if self.data in ("image_folder", "video_folder"):
             if not self.data_dir:
@@ -229,7 +230,7 @@ class TrainConfig:
 
 def _check_int(config: TrainConfig, name: str, minimum: int) -> None:
     value = getattr(config, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not is_int(value) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 

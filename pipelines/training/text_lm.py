@@ -19,6 +19,7 @@ from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from axialrope.models import TextLMConfig, TinyCausalLM
+from axialrope.validation import is_int
 
 
 def warmup_cosine(step: int, steps: int, warmup: int) -> float:
@@ -45,7 +46,7 @@ def train_lm(
         warmup: linear warm-up steps (0: none); afterwards cosine decay to lr / 10.
         progress: a tqdm description, or None for no progress bar.
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+    if not is_int(steps) or steps < 0:
         raise ValueError(f"steps must be a non-negative int, got {steps!r}")
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr}")

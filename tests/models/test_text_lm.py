@@ -163,7 +163,7 @@ def test_bad_generation_and_cache_arguments_are_rejected():
 @pytest.mark.parametrize(
     "overrides, error, match",
     [
-        (dict(vocab_size=0), ValueError, "vocab_size must be positive"),
+        (dict(vocab_size=0), ValueError, "vocab_size must be a positive integer"),
         (dict(depth=2.0), TypeError, "depth must be an int"),
         (dict(dim=60, num_heads=8), ValueError, "divisible by num_heads"),
         (dict(num_kv_heads=3), ValueError, "divisible by num_kv_heads"),
