@@ -12,10 +12,11 @@ from diffusers.utils import BaseOutput
 from einops import pack, unpack
 from torch import nn
 
+from axialrope.validation import is_int, is_real, positive_int
+
 from .blocks import DiTBlock, FinalLayer
 from .input_layers import LabelEmbedder, Patchify, TimestepEmbedder
 from .position_encoding import GridRope, RopeConfig, sincos_pos_embed, split_axes
-from axialrope.validation import is_int, is_real, positive_int
 
 POSITION_ENCODINGS = ("rope", "sincos")
 

@@ -16,8 +16,9 @@ from typing import Iterator, Sequence
 import torch
 from torch.utils.data import Sampler
 
-from .scenes import mix_seed
 from axialrope.validation import is_int
+
+from .scenes import mix_seed
 
 
 @dataclass(frozen=True, order=True)

@@ -17,10 +17,11 @@ from typing import Sequence
 import torch
 from torch.utils.data import Dataset
 
+from axialrope.validation import is_int
+
 from .buckets import Bucket, check_buckets
 from .render import render_images, render_videos
 from .scenes import SHAPE_KINDS, SceneConfig, sample_scenes
-from axialrope.validation import is_int
 
 Key = int | tuple[int, Bucket]
 

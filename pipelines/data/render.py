@@ -15,8 +15,9 @@ import math
 import torch
 from einops import rearrange, repeat
 
-from .scenes import SHAPE_KINDS, ShapeScenes
 from axialrope.validation import is_int
+
+from .scenes import SHAPE_KINDS, ShapeScenes
 
 _KIND = {name: i for i, name in enumerate(SHAPE_KINDS)}
 # Sides of the regular-polygon kinds; the other kinds get a placeholder (their polygon distance is unused).

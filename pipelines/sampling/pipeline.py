@@ -32,9 +32,9 @@ from diffusers.utils import BaseOutput
 from einops import rearrange
 
 from axialrope import Extrapolation
+from axialrope.validation import is_int, is_real
 
 from ..objectives import draw_noise, make_objective, sample
-from axialrope.validation import is_int, is_real
 
 OUTPUT_TYPES = ("pil", "np", "pt")
 

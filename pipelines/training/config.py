@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.buckets import Bucket
 from axialrope.validation import is_int, is_real
+
+from ..data.buckets import Bucket
 
 DATA_KINDS = ("shapes", "moving_shapes", "image_folder", "video_folder")
 VIDEO_DATA = ("moving_shapes", "video_folder")

@@ -1,13 +1,13 @@
 """Training a `TinyCausalLM` on sampled batches, and its checkpoints (safetensors, atomic).
 
 Deliberately small: the context-extension benchmark trains for minutes on a CPU, so a
-plain loop (AdamW, linear warm-up then cosine decay, gradient clipping) is all it needs.
+plain loop (AdamW, gradient clipping) is all it needs. Its learning-rate schedule is the
+DiT loop's: diffusers' `get_scheduler`, with the same names (`TrainConfig.lr_scheduler`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
@@ -16,18 +16,13 @@ from typing import Callable
 import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
+from diffusers.optimization import get_scheduler
 from tqdm.auto import tqdm
 
 from axialrope.models import TextLMConfig, TinyCausalLM
 from axialrope.validation import is_int
 
-
-def warmup_cosine(step: int, steps: int, warmup: int) -> float:
-    """Learning-rate multiplier: linear from 1/warmup to 1 over `warmup` steps, then cosine to 0.1."""
-    if step < warmup:
-        return (step + 1) / warmup
-    progress = (step - warmup) / max(1, steps - warmup)
-    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+from .config import LR_SCHEDULERS
 
 
 def train_lm(
@@ -38,18 +33,23 @@ def train_lm(
     warmup: int = 50,
     weight_decay: float = 0.1,
     progress: str | None = None,
+    lr_scheduler: str = "cosine",
 ) -> list[float]:
     """Trains `model` in place for `steps` AdamW steps; returns the loss of every step.
 
     Args:
         next_batch: step -> token batch (batch, seq) int64 (moved to the model's device here).
-        warmup: linear warm-up steps (0: none); afterwards cosine decay to lr / 10.
+        warmup: linear warm-up steps from 0 to `lr` (0: none).
         progress: a tqdm description, or None for no progress bar.
+        lr_scheduler: one of LR_SCHEDULERS, as in `TrainConfig` ("cosine": warm-up, then a
+            half cosine to 0 at `steps`).
     """
     if not is_int(steps) or steps < 0:
         raise ValueError(f"steps must be a non-negative int, got {steps!r}")
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr}")
+    if lr_scheduler not in LR_SCHEDULERS:
+        raise ValueError(f"lr_scheduler must be one of {LR_SCHEDULERS}, got {lr_scheduler!r}")
     device = next(model.parameters()).device
     # no weight decay on norms and the embedding, as usual for transformers
     decayed = [p for n, p in model.named_parameters() if p.ndim >= 2 and not n.startswith("embed")]
@@ -58,7 +58,7 @@ def train_lm(
         [{"params": decayed, "weight_decay": weight_decay}, {"params": others, "weight_decay": 0.0}],
         lr=lr, betas=(0.9, 0.95),
     )
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps, warmup) if warmup else 1.0)
+    schedule = get_scheduler(lr_scheduler, optimizer, num_warmup_steps=warmup, num_training_steps=steps)
     model.train()
     losses = []
     bar = tqdm(range(steps), desc=progress, disable=progress is None, mininterval=5)
@@ -107,4 +107,4 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> tup
     return model.to(device).eval(), json.loads(header.get("metadata", "{}"))
 
 
-__all__ = ["load_checkpoint", "save_checkpoint", "train_lm", "warmup_cosine"]
+__all__ = ["load_checkpoint", "save_checkpoint", "train_lm"]

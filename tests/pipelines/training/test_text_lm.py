@@ -9,7 +9,7 @@ import torch
 from axialrope.models import TextLMConfig, TinyCausalLM
 from axialrope.pipelines.data.text import SyntheticLanguage
 from axialrope.pipelines.evaluation.text_lm import passkey_accuracy, perplexity
-from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm, warmup_cosine
+from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm
 
 LANGUAGE = SyntheticLanguage(n_words=16)
 
@@ -28,11 +28,19 @@ def test_training_lowers_the_loss():
     assert sum(losses[-5:]) / 5 < losses[0] - 0.5
 
 
-def test_the_schedule_warms_up_then_decays_to_a_tenth():
-    assert warmup_cosine(0, 100, 10) == pytest.approx(0.1)
-    assert warmup_cosine(9, 100, 10) == pytest.approx(1.0)
-    assert warmup_cosine(10, 100, 10) == pytest.approx(1.0)
-    assert warmup_cosine(100, 100, 10) == pytest.approx(0.1)
+def test_the_schedule_is_the_dit_loops_warm_up_then_cosine_to_zero(monkeypatch):
+    seen = []
+    step = torch.optim.AdamW.step
+    monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **k: (seen.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1])
+    train_lm(tiny_model(), lambda step: LANGUAGE.training_batch(2, 16, random.Random(step)), steps=20, lr=1.0, warmup=4)
+    assert seen[:5] == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])      # linear warm-up from 0
+    assert seen[12] == pytest.approx(0.5 * (1 + math.cos(math.pi * 8 / 16)))
+    assert seen[-1] == pytest.approx(0.5 * (1 + math.cos(math.pi * 15 / 16)))  # on its way to 0 at step 20
+
+
+def test_an_unknown_schedule_is_refused_before_training():
+    with pytest.raises(ValueError, match="lr_scheduler must be one of"):
+        train_lm(tiny_model(), lambda step: None, steps=1, lr_scheduler="warmup_cosine")
 
 
 def test_a_checkpoint_round_trips_weights_config_and_metadata(tmp_path):
