@@ -22,9 +22,9 @@ The two models share every block shape (width, depth, heads); three things diffe
 Everything else (timestep and label embeddings, blocks, adaLN) is copied as is.
 
 Prefer r = 1. With r > 1 a token mixes r frames whose noise is independent, and the
-inflated weights see only its mean: they cannot tell the frames' noise apart, so the
-flow loss of the inflated bundled model on moving clips starts at 0.57 instead of 0.07
-(benchmarks/video_init.py measures both).
+inflated weights see only its mean: they cannot tell the frames' noise apart, and the
+flow loss on moving clips starts far higher than with r = 1 (benchmarks/video_init.py
+measures both: benchmarks/results/video_init.md).
 """
 
 from __future__ import annotations

@@ -9,15 +9,15 @@ from __future__ import annotations
 from .model import DiT
 
 
-def dit_tiny(**kwargs) -> DiT:  # for CPU tests: about 0.2M parameters
+def dit_tiny(**kwargs) -> DiT:  # for CPU tests
     return DiT(hidden_size=64, depth=2, num_heads=4, **kwargs)
 
 
-def dit_mini(**kwargs) -> DiT:  # the bundled models: about 1.3M parameters (16000 steps: about an hour on 2 CPU cores)
+def dit_mini(**kwargs) -> DiT:  # the bundled models (trained on a CPU: docs/training.md)
     return DiT(hidden_size=128, depth=4, num_heads=4, **kwargs)
 
 
-def dit_mini_deep(**kwargs) -> DiT:  # mini with twice the blocks (grown from mini: models.inflate.initialize_from)
+def dit_mini_deep(**kwargs) -> DiT:  # mini with twice the blocks (grown from mini: models.axial_dit.inflate.initialize_from)
     return DiT(hidden_size=128, depth=8, num_heads=4, **kwargs)
 
 
