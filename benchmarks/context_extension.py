@@ -31,7 +31,7 @@ from axialrope.pipelines.data.text import SyntheticLanguage
 from axialrope.pipelines.evaluation.text_lm import passkey_accuracy, perplexity
 from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm
 
-CACHE_VERSION = 2  # bump when training or data code changes what a cached checkpoint would be
+CACHE_VERSION = 3  # bump when training or data code changes what a cached checkpoint would be
 METHODS = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
 # PI (Chen et al. 2023) and YaRN (Peng et al. 2023) are fine-tuning recipes; "none" fine-tuned
 # at the long length is the PI paper's own control ("direct extrapolation" fine-tuning).
