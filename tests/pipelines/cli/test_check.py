@@ -101,3 +101,11 @@ def test_float32_angle_peers_lose_precision_at_large_coordinates():
     wan = run_checks(IMPLEMENTATIONS["wan"].build(3), ["precision_float32"])
     assert [r.passed for r in hunyuan] == [False, True]
     assert wan[0].passed
+
+
+def test_the_cli_runs_as_a_module_for_accelerate_launch():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "axialrope.pipelines.cli", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "commands:" in done.stdout
