@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tables of README "Factorization checks on peers": every property on every implementation,
+# The tables of docs/checks.md: every property on every implementation,
 # first at the default large coordinate (65536), then at 1024 (the size of real video grids).
 set -euo pipefail
 axialrope check --markdown

@@ -6,7 +6,7 @@ every RoPE scaling of the core (none, linear = PI, ntk, dynamic, yarn, llama3) w
 factor s = eval length / 128: training-free (the same weights, only the frequencies
 change), and after a short fine-tune at the longer length for none, PI and YaRN.
 
-    python benchmarks/context_extension.py            # the README's numbers
+    python benchmarks/context_extension.py            # docs/text.md's numbers
     python benchmarks/context_extension.py --quick    # smoke run, a few minutes
 
 Writes <out>/context_extension.{md,json,png}.

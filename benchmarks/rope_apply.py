@@ -235,7 +235,7 @@ def bench_tables(repeats: int, clock) -> list[tuple[str, float, float]]:
 
 
 def machine() -> str:
-    """CPU model, core count, torch version and threads, e.g. for the README's table."""
+    """CPU model, core count, torch version and threads, e.g. for docs/performance.md's table."""
     model = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:

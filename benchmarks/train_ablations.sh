@@ -2,7 +2,7 @@
 # What more CPU time buys the bundled models, and whether the video model lacks temporal
 # RoPE resolution: four runs of about 40 min, two at a time on the 2 cores (one thread each),
 # each started from a stage of benchmarks/train_bundled.sh (run that first), then scored by
-# benchmarks/shape_recognition.py and benchmarks/video_motion.py. Results: README, "Bundled models".
+# benchmarks/shape_recognition.py and benchmarks/video_motion.py. Results: docs/training.md, "Bundled models".
 # Those results were measured on the bundled runs before they moved to upright shapes
 # (benchmarks/train_upright.sh); at commit e967f3a, train_bundled.sh and then this script
 # reproduce them. Run now, it asks the same questions of the current runs.

@@ -9,7 +9,7 @@
 #   STAGES=correlated bash benchmarks/train_bundled.sh         # only its last stage (needs stage 1)
 # The data is the default procedural scenes, with every shape upright; upright shapes and the
 # image learning rate come from benchmarks/train_upright.sh.
-# Wall times are in the README, "Bundled models" (from the `trained N steps in S s` log lines).
+# Wall times are in docs/training.md, "Bundled models" (from the `trained N steps in S s` log lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AXIALROPE=${AXIALROPE:-.venv/bin/axialrope}
@@ -42,7 +42,7 @@ if [[ $STAGES == *video* ]]; then
 fi
 if [[ $STAGES == *correlated* ]]; then
   # (d) then on frame-correlated noise (80% of its variance shared by all frames), which holds a
-  # shape's form over the clip; from the start on such noise, the frames came out worse (README)
+  # shape's form over the clip; from the start on such noise, the frames came out worse (docs/training.md)
   $AXIALROPE train $COMMON $VIDEO --learning-rate 3e-4 --lr-scheduler constant --lr-warmup-steps 0 \
     --ema-decay 0.995 --max-grad-norm 0 --max-steps $CORRELATED_STEPS --frame-noise-correlation 0.8 \
     --init-from "$OUT/moving-shapes-rope-stage1/model_ema" --output-dir "$OUT/moving-shapes-rope" $RESUME \

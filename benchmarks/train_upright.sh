@@ -6,7 +6,7 @@
 # 16000 steps, about an hour each, two at a time on the 2 cores, one thread each) on upright
 # scenes (--scene-rotation 0, every shape at angle 0, now the default), at the old learning rate
 # and at twice it; then scored against the model shipped before, taken from git history.
-# Results: README, "Bundled models".
+# Results: docs/training.md, "Bundled models".
 #   bash benchmarks/train_upright.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -47,7 +47,7 @@ class SceneConfig:
     shape_value: tuple[float, float] = (0.3, 1.0)  # ... and brighter shapes, for contrast
     # largest rotation of a shape, in turns: 0 upright (angle 0: a vertex or an arm pointing down
     # the image, +y), 1 any angle. Upright by default: with any angle, the small bundled models
-    # drew squares, pentagons and crosses as rounded or scattered shapes (README, "Bundled models")
+    # drew squares, pentagons and crosses as rounded or scattered shapes (docs/training.md, "Bundled models")
     rotation: float = 0.0
 
     def __post_init__(self):

@@ -3,7 +3,7 @@
     from axialrope.pipelines.sampling.bundled import bundled_model_path
     pipe = DiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
 
-They were trained by benchmarks/train_bundled.sh (see the README, "Bundled models").
+They were trained by benchmarks/train_bundled.sh (docs/training.md, "Bundled models").
 """
 
 from __future__ import annotations
