@@ -29,9 +29,9 @@ import torch
 from axialrope.models import TextLMConfig, TinyCausalLM
 from axialrope.pipelines.data.text import SyntheticLanguage
 from axialrope.pipelines.evaluation.text_lm import passkey_accuracy, perplexity
-from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm
+from axialrope.pipelines.training.text_lm import TEXT_LR_SCHEDULERS, load_checkpoint, save_checkpoint, train_lm
 
-CACHE_VERSION = 3  # bump when training or data code changes what a cached checkpoint would be
+CACHE_VERSION = 2  # bump when training or data code changes what a cached checkpoint would be
 METHODS = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
 # PI (Chen et al. 2023) and YaRN (Peng et al. 2023) are fine-tuning recipes; "none" fine-tuned
 # at the long length is the PI paper's own control ("direct extrapolation" fine-tuning).
@@ -72,6 +72,7 @@ class Settings:
     n_passkey: int = 100
     n_perplexity: int = 32
     seed: int = 0
+    lr_scheduler: str = "cosine_to_tenth"
 
     @property
     def lengths(self) -> list[int]:
@@ -112,6 +113,7 @@ def train_base(settings: Settings, language: SyntheticLanguage, device) -> TinyC
         model,
         lambda step: language.training_batch(settings.batch, settings.train_len, rng, settings.passkey_fraction),
         settings.train_steps, lr=settings.lr, warmup=min(100, settings.train_steps // 10), progress="base",
+        lr_scheduler=settings.lr_scheduler,
     )
     return model
 
@@ -129,7 +131,7 @@ def fine_tune(base_path: Path, settings: Settings, language: SyntheticLanguage, 
         model,
         lambda step: language.training_batch(rows, length, rng, settings.passkey_fraction),
         settings.finetune_steps, lr=settings.finetune_lr, warmup=max(1, settings.finetune_steps // 10),
-        progress=f"fine-tune {method} @{length}",
+        progress=f"fine-tune {method} @{length}", lr_scheduler=settings.lr_scheduler,
     )
     return model
 
@@ -231,13 +233,15 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default benchmarks/results, or outputs/context_extension_quick)")
+    parser.add_argument("--lr-scheduler", default=FULL.lr_scheduler, choices=TEXT_LR_SCHEDULERS,
+                        help="learning-rate schedule of training and fine-tunes (docs/text.md compares two)")
     parser.add_argument("--cache", type=Path, default=Path("outputs/context_extension"),
                         help="trained checkpoints, reused when the settings match")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
     torch.set_num_threads(args.threads)
-    settings = QUICK if args.quick else FULL
+    settings = dataclasses.replace(QUICK if args.quick else FULL, lr_scheduler=args.lr_scheduler)
     out = args.out or Path("outputs/context_extension_quick" if args.quick else "benchmarks/results")
     out.mkdir(parents=True, exist_ok=True)
     device = torch.device(args.device)

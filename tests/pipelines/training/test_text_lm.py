@@ -9,7 +9,7 @@ import torch
 from axialrope.models import TextLMConfig, TinyCausalLM
 from axialrope.pipelines.data.text import SyntheticLanguage
 from axialrope.pipelines.evaluation.text_lm import passkey_accuracy, perplexity
-from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm
+from axialrope.pipelines.training.text_lm import load_checkpoint, save_checkpoint, train_lm, warmup_cosine
 
 LANGUAGE = SyntheticLanguage(n_words=16)
 
@@ -28,12 +28,29 @@ def test_training_lowers_the_loss():
     assert sum(losses[-5:]) / 5 < losses[0] - 0.5
 
 
-def test_the_schedule_is_the_dit_loops_warm_up_then_cosine_to_zero(monkeypatch):
+def test_the_schedule_warms_up_then_decays_to_a_tenth():
+    assert warmup_cosine(0, 100, 10) == pytest.approx(0.1)
+    assert warmup_cosine(9, 100, 10) == pytest.approx(1.0)
+    assert warmup_cosine(10, 100, 10) == pytest.approx(1.0)
+    assert warmup_cosine(100, 100, 10) == pytest.approx(0.1)
+
+
+def learning_rates(monkeypatch, **kwargs) -> list[float]:
+    """The rate of every optimizer step of a 20-step run with lr 1."""
     seen = []
     step = torch.optim.AdamW.step
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **k: (seen.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1])
-    train_lm(tiny_model(), lambda step: LANGUAGE.training_batch(2, 16, random.Random(step)), steps=20, lr=1.0, warmup=4)
-    assert seen[:5] == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])      # linear warm-up from 0
+    train_lm(tiny_model(), lambda step: LANGUAGE.training_batch(2, 16, random.Random(step)), steps=20, lr=1.0, **kwargs)
+    return seen
+
+
+def test_the_default_schedule_is_warmup_cosine(monkeypatch):
+    assert learning_rates(monkeypatch, warmup=4) == pytest.approx([warmup_cosine(s, 20, 4) for s in range(20)])
+
+
+def test_the_dit_loops_schedules_come_from_diffusers(monkeypatch):
+    seen = learning_rates(monkeypatch, warmup=4, lr_scheduler="cosine")
+    assert seen[:5] == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])      # diffusers' linear warm-up from 0
     assert seen[12] == pytest.approx(0.5 * (1 + math.cos(math.pi * 8 / 16)))
     assert seen[-1] == pytest.approx(0.5 * (1 + math.cos(math.pi * 15 / 16)))  # on its way to 0 at step 20
 
