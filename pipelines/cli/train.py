@@ -53,12 +53,12 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 def run(args: argparse.Namespace) -> int:
     from ..training.loop import NonFiniteLossError, train  # heavy imports only when training
+    from .preflight import PREFLIGHT_ERRORS, usage_error
 
-    try:
+    try:  # the pre-flight: every field, --output-dir, --init-from's files and --resume, before any work
         config = config_from_args(args).validate()
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"axialrope train: {error}", file=sys.stderr)
-        return 2
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("train", error)
     if args.print_config:
         import yaml
 
