@@ -140,10 +140,12 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     def save(self, path: str | Path) -> None:
-        """Write as YAML (the file `from_file` reads back)."""
+        """Write as YAML (the file `from_file` reads back), atomically."""
         import yaml
 
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        from .checkpoints import write_text_atomically
+
+        write_text_atomically(path, yaml.safe_dump(self.to_dict(), sort_keys=False))
 
     # -- checks ------------------------------------------------------------------------------
 
