@@ -258,6 +258,8 @@ PYTHON_CASES = [
     # pipelines: model folders
     ("load-dit-truncated-weights", lambda t, p: (f := model_folder(t), truncate(weights_file(f)),
                                                  lambda: load_dit(f))[-1], ValueError, "truncated"),
+    ("load-dit-corrupt-weights", lambda t, p: (f := model_folder(t), weights_file(f).write_bytes(b"\x08" + b"\x00" * 7 + b"{]"),
+                                               lambda: load_dit(f))[-1], ValueError, "corrupt"),
     ("load-dit-malformed-config", lambda t, p: (f := model_folder(t), (f / "config.json").write_text("{depth: 2"),
                                                 lambda: load_dit(f))[-1], ValueError, "JSON"),
     ("load-dit-config-depth-disagrees", lambda t, p: (f := model_folder(t), edit_json(f / "config.json", depth=1),
