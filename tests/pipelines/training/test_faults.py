@@ -300,7 +300,7 @@ def test_every_run_ends_on_a_checkpoint_and_a_resume_reports_its_own_steps_and_t
     seconds = [r["seconds"] for r in records]
     assert seconds == sorted(seconds) and seconds[3] >= seconds[2]  # the run's clock continues
     state = json.loads((run / "checkpoints" / "checkpoint-000005" / "trainer_state.json").read_text())
-    assert state["seconds"] >= seconds[-1]
+    assert state["seconds"] >= seconds[-1] - 0.0005  # the log rounds to milliseconds
 
 
 def _flags(values: dict) -> list[str]:
