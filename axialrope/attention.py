@@ -24,6 +24,18 @@ class KVCache:
     keys: torch.Tensor
     values: torch.Tensor
 
+    def __post_init__(self):
+        for name in ("keys", "values"):
+            value = getattr(self, name)
+            if not isinstance(value, torch.Tensor) or value.ndim != 4:
+                raise TypeError(f"KVCache {name} must be a (batch, num_kv_heads, length, head_dim) tensor, "
+                                f"got {getattr(value, 'shape', type(value).__name__)}")
+        if self.keys.shape[:3] != self.values.shape[:3]:
+            raise ValueError(
+                f"KVCache values {tuple(self.values.shape)} must hold one entry per key {tuple(self.keys.shape)}: "
+                "the same batch, heads and length"
+            )
+
     @property
     def length(self) -> int:
         return self.keys.shape[-2]
@@ -74,6 +86,8 @@ class RoPEAttention(nn.Module):
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> tuple[torch.Tensor, KVCache]:
         if x.ndim != 3 or x.shape[-1] != self.q_proj.in_features:
             raise ValueError(f"x must have shape (batch, seq, {self.q_proj.in_features}), got {tuple(x.shape)}")
+        if cache is not None:
+            self._check_cache(cache, x)
         new, past = x.shape[1], 0 if cache is None else cache.length
         q = rearrange(self.q_proj(x), "b n (h d) -> b h n d", h=self.num_heads)
         k, v = rearrange(self.kv_proj(x), "b n (two h d) -> two b h n d", two=2, h=self.num_kv_heads)
@@ -98,3 +112,15 @@ class RoPEAttention(nn.Module):
         )
         y = rearrange(y, "b h n d -> b n (h d)")
         return self.out_proj(y), KVCache(k, v)
+
+    def _check_cache(self, cache, x: torch.Tensor) -> None:
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache (or None), got {type(cache).__name__}")
+        expected = (x.shape[0], self.num_kv_heads, cache.length, self.head_dim)
+        for name in ("keys", "values"):
+            shape = tuple(getattr(cache, name).shape)
+            if shape != expected:
+                raise ValueError(
+                    f"cache {name} must have shape (batch={x.shape[0]}, num_kv_heads={self.num_kv_heads}, length, "
+                    f"head_dim={self.head_dim}), got {shape}"
+                )

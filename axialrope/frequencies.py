@@ -49,6 +49,20 @@ def _ntk_exponent(dim: int, kind: str) -> float:
     return dim / (dim - 2)
 
 
+def _ntk_base(theta: float, growth: float, dim: int, kind: str) -> float:
+    """theta * growth^(d/(d-2)); ValueError (not OverflowError) where that leaves float64's range."""
+    try:
+        base = theta * growth ** _ntk_exponent(dim, kind)
+    except OverflowError:
+        base = math.inf
+    if not math.isfinite(base):
+        raise ValueError(
+            f"scaling: the {kind} factor (scale {growth:g}) is too large for dim {dim}: the base "
+            "theta * s^(d/(d-2)) overflows float64"
+        )
+    return base
+
+
 def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
     """YaRN's attention temperature: 0.1 * mscale * ln(s) + 1, and 1 for s <= 1."""
     return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
@@ -162,14 +176,14 @@ def rope_frequencies(
     if kind == "linear":
         return inv_freq / scaling.factor, 1.0
     if kind == "ntk":
-        return default_inv_freq(dim, theta * scaling.factor ** _ntk_exponent(dim, kind)), 1.0
+        return default_inv_freq(dim, _ntk_base(theta, scaling.factor, dim, kind)), 1.0
     if kind == "dynamic":
         trained = scaling.original_max_position_embeddings
         if seq_len is not None and (not is_real(seq_len) or seq_len < 0):
             raise ValueError(f"seq_len must be a non-negative number or None, got {seq_len!r}")
         length = trained if seq_len is None else max(seq_len, trained)
         growth = scaling.factor * length / trained - (scaling.factor - 1)
-        return default_inv_freq(dim, theta * growth ** _ntk_exponent(dim, kind)), 1.0
+        return default_inv_freq(dim, _ntk_base(theta, growth, dim, kind)), 1.0
     if kind == "yarn":
         return _yarn(inv_freq, dim, theta, scaling)
     if kind == "llama3":

@@ -57,6 +57,11 @@ def _check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: st
     for arg, value in ((name, x), ("cos", cos), ("sin", sin)):
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{arg} must be a torch.Tensor, got {type(value).__name__}")
+    for arg, value in ((name, x), ("cos", cos), ("sin", sin)):
+        # an integer x would come back truncated, a complex one half-rotated: refuse both
+        if not value.is_floating_point():
+            raise TypeError(f"{arg} must be a real floating-point tensor (float16, bfloat16, float32 or float64), "
+                            f"got {value.dtype}")
     if cos.shape != sin.shape:
         raise ValueError(f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}")
     if cos.ndim == 0:
@@ -68,10 +73,17 @@ def _check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: st
             f"cos/sin are too wide for {name}: they rotate {2 * cos.shape[-1]} channels "
             f"({cos.shape[-1]} pairs) but {name} has only {x.shape[-1]} channels in its last dimension"
         )
-    if _broadcast(x.shape[:-1], cos.shape[:-1]) is None:
+    shape = _broadcast(x.shape[:-1], cos.shape[:-1])
+    if shape is None:
         raise ValueError(
             f"cos/sin of shape {tuple(cos.shape)} do not broadcast against {name} of shape {tuple(x.shape)} "
             "(all but the last dimension must broadcast, e.g. cos (seq, pairs) for x (batch, heads, seq, dim))"
+        )
+    if shape != tuple(x.shape[:-1]):  # e.g. a table of more positions than x: x would be silently copied up
+        raise ValueError(
+            f"cos/sin of shape {tuple(cos.shape)} would enlarge {name} of shape {tuple(x.shape)} to "
+            f"{(*shape, x.shape[-1])}: the table must broadcast to {name}'s shape without enlarging it "
+            f"(one row per position of {name})"
         )
 
 
@@ -116,8 +128,6 @@ def _choose_backend(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layou
         return "composite"
     if torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad):
         return "composite"  # the custom backward gives gradients for x only
-    if _broadcast(x.shape[:-1], cos.shape[:-1]) != x.shape[:-1]:
-        return "composite"  # a table wider than x broadcasts x up: keep the formula's result
     triton_ok = x.is_cuda and triton_rope.available() and triton_rope.supports(x)
     if _backend == "triton":
         if not triton_ok:

@@ -53,13 +53,14 @@ class RopeScaling:
             "ntk" (static NTK-aware: base times factor^(d/(d-2))), "dynamic" (NTK
             recomputed from the current length), "yarn", "llama3", or "riflex"
             (video length: lowers the one frequency whose period is closest to L_train).
-        factor: s = L_eval / L_train, at least 1.
+        factor: s = L_eval / L_train, at least 1; every rope type but "default" needs it (as
+            in transformers, a missing factor is an error, not "no scaling").
         original_max_position_embeddings: L_train, the trained context length
             (required by dynamic, yarn and llama3).
         beta_fast, beta_slow: YaRN's ramp bounds, in rotations within L_train.
-        mscale, mscale_all_dim: DeepSeek-style YaRN temperature (both set: the
+        mscale, mscale_all_dim: DeepSeek-style YaRN temperature, each >= 0 (both set: the
             attention factor is get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)).
-        attention_factor: explicit YaRN attention factor, overrides the above.
+        attention_factor: explicit YaRN attention factor (> 0), overrides the above.
         truncate: round YaRN's correction range outwards to whole pairs.
         low_freq_factor, high_freq_factor: Llama-3's wavelength band edges.
         riflex_index: RIFLEx's intrinsic pair index k (None: the pair whose period
@@ -67,7 +68,7 @@ class RopeScaling:
     """
 
     rope_type: str = "default"
-    factor: float = 1.0
+    factor: float | None = None
     original_max_position_embeddings: int | None = None
     beta_fast: float = 32.0
     beta_slow: float = 1.0
@@ -93,8 +94,13 @@ class RopeScaling:
                 raise ValueError(f"scaling: {name} must be finite, got {value}")
             # float() so that equal configs hash equally whether given 4 or 4.0
             object.__setattr__(self, name, float(value))
-        if self.rope_type != "default" and self.factor < 1:
+        if self.rope_type != "default" and self.factor is not None and self.factor < 1:
             raise ValueError(f"scaling: factor must be >= 1 (it is L_eval / L_train), got {self.factor}")
+        if self.attention_factor is not None and not self.attention_factor > 0:
+            raise ValueError(f"scaling: attention_factor must be > 0 (it multiplies cos and sin), got {self.attention_factor}")
+        for name in ("mscale", "mscale_all_dim"):
+            if getattr(self, name) is not None and getattr(self, name) < 0:
+                raise ValueError(f"scaling: {name} must be >= 0, got {getattr(self, name)}")
         length = self.original_max_position_embeddings
         if length is not None:
             if not is_real(length) or length != int(length):

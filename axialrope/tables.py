@@ -21,6 +21,7 @@ from torch import nn
 from .coords import grid_coords, per_axis_values
 from .frequencies import check_rotary_dim, check_theta, rope_frequencies
 from .scaling import RopeScaling, as_rope_scaling
+from .validation import is_int
 
 Table = tuple[torch.Tensor, torch.Tensor]
 
@@ -36,7 +37,7 @@ class AxialRotaryEmbedding(nn.Module):
         scaling: one scaling (None, a transformers-format dict, a `RopeScaling`) for all
             axes, or a list with one per axis.
         head_dim: if given, checked to hold the rotary dimension.
-        cache_size: number of tables kept (least recently used dropped first).
+        cache_size: number of tables kept (least recently used dropped first; 0 keeps none).
 
     forward(coords) with coords (..., seq, n_axes) returns cos, sin of shape
     (..., seq, sum(axes_dims) // 2), axis blocks in the order of axes_dims. Tables are
@@ -60,8 +61,8 @@ class AxialRotaryEmbedding(nn.Module):
             raise ValueError(
                 f"axes_dims {self.axes_dims} sum to {self.rotary_dim} channels, more than head_dim={head_dim}"
             )
-        self.cache_size = cache_size
         self._cache: OrderedDict = OrderedDict()
+        self.cache_size = cache_size
         self.set_frequencies(theta, scaling)
 
     @property
@@ -72,8 +73,23 @@ class AxialRotaryEmbedding(nn.Module):
     def rotary_dim(self) -> int:
         return sum(self.axes_dims)
 
-    def set_frequencies(self, theta: float | Sequence[float] = 10000.0, scaling=None) -> None:
-        """Replaces the per-axis theta and scaling (weights are untouched; caches key on both)."""
+    @property
+    def cache_size(self) -> int:
+        return self._cache_size
+
+    @cache_size.setter
+    def cache_size(self, size: int) -> None:
+        if not is_int(size) or size < 0:
+            raise ValueError(f"cache_size must be a non-negative integer (tables kept), got {size!r}")
+        self._cache_size = size
+        while len(self._cache) > size:
+            self._cache.popitem(last=False)
+
+    def check_frequencies(
+        self, theta: float | Sequence[float] = 10000.0, scaling=None
+    ) -> tuple[tuple[float, ...], tuple[RopeScaling | None, ...]]:
+        """The per-axis (thetas, scalings) that `set_frequencies(theta, scaling)` would set; raises
+        (changing nothing) for anything `set_frequencies` would refuse."""
         n = self.n_axes
         thetas = [theta] * n if isinstance(theta, Real) else theta
         if isinstance(thetas, (str, bytes)) or not isinstance(thetas, Sequence) or len(thetas) != n:
@@ -81,12 +97,19 @@ class AxialRotaryEmbedding(nn.Module):
         scalings = scaling if isinstance(scaling, (list, tuple)) else [scaling] * n
         if len(scalings) != n:
             raise ValueError(f"scaling must be one config or a list of {n} (one per axis), got {len(scalings)}")
-        self.thetas = tuple(check_theta(t, f"theta[{i}]") for i, t in enumerate(thetas))
-        self.scalings: tuple[RopeScaling | None, ...] = tuple(
-            as_rope_scaling(s, theta=t) for s, t in zip(scalings, self.thetas)
-        )
-        for dim, t, s in zip(self.axes_dims, self.thetas, self.scalings):
+        thetas = tuple(check_theta(t, f"theta[{i}]") for i, t in enumerate(thetas))
+        scalings = tuple(as_rope_scaling(s, theta=t) for s, t in zip(scalings, thetas))
+        for dim, t, s in zip(self.axes_dims, thetas, scalings):
             rope_frequencies(dim, t, s)  # fail now, not at the first forward (e.g. ntk with dim 2)
+        return thetas, scalings
+
+    def set_frequencies(self, theta: float | Sequence[float] = 10000.0, scaling=None) -> None:
+        """Replaces the per-axis theta and scaling (weights are untouched; caches key on both).
+
+        Atomic: everything is checked first, so a call that raises leaves the old settings.
+        """
+        thetas, scalings = self.check_frequencies(theta, scaling)
+        self.thetas, self.scalings = thetas, scalings  # one statement: both or neither
 
     def axis_frequencies(self, seq_lens: Sequence[int | None] | None = None) -> list[tuple[torch.Tensor, float]]:
         """Per axis: (inv_freq float64 (d_a // 2,), attention_factor) from `rope_frequencies`."""

@@ -134,10 +134,14 @@ class TinyCausalLM(nn.Module):
             scaling: None, a transformers-format dict (`{"rope_type": "yarn", "factor": 4.0,
                 "original_max_position_embeddings": 128}`) or a `RopeScaling`.
             theta: new RoPE base; None keeps the current one.
+
+        Atomic: a call that raises leaves every layer and the config as they were.
         """
         theta = self.config.theta if theta is None else theta
-        # validate before touching any layer, so a bad config leaves the model as it was
+        # validate everything before touching any layer, so a bad call leaves the model as it was
         config = dataclasses.replace(self.config, theta=theta, rope_scaling=scaling)
+        for block in self.blocks:  # every layer has the same head_dim: each would refuse what the first does
+            block.attn.rope.check_frequencies(config.theta, config.rope_scaling)
         for block in self.blocks:
             block.attn.rope.set_frequencies(config.theta, config.rope_scaling)
         self.config = config

@@ -189,6 +189,8 @@ def sample(
         (b, c, ...) samples in float32, nominally in [-1, 1]. The model runs in its own
         dtype (e.g. bf16); the sampler state stays float32.
     """
+    if not math.isfinite(guidance_scale) or guidance_scale < 0:  # negative guidance pushes towards the unconditional
+        raise ValueError(f"guidance_scale must be a finite number >= 0 (1: no guidance), got {guidance_scale!r}")
     if guidance_scale != 1.0 and (class_labels is None or null_class is None):
         raise ValueError("guidance_scale != 1 needs class_labels and the model's null_class")
     scheduler = objective.scheduler() if scheduler is None else scheduler

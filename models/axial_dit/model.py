@@ -266,9 +266,16 @@ class DiT(ModelMixin, ConfigMixin):
 
     def _timesteps(self, timestep, batch: int, device) -> torch.Tensor:
         if is_real(timestep):
+            if not math.isfinite(timestep):
+                raise ValueError(f"timestep must be finite, got {timestep}")
             timestep = torch.tensor(float(timestep), device=device)
         if not isinstance(timestep, torch.Tensor):
             raise TypeError(f"timestep must be a number or a tensor, got {type(timestep).__name__}")
+        if timestep.is_complex() or timestep.dtype == torch.bool:
+            raise TypeError(f"timestep must be a real tensor, got dtype {timestep.dtype}")
+        # a NaN timestep makes every output NaN; a data-dependent check, skipped while torch.compile traces
+        if not torch.compiler.is_compiling() and timestep.is_floating_point() and not torch.isfinite(timestep).all():
+            raise ValueError("timestep must be finite; found NaN or inf")
         if timestep.ndim == 0:
             return timestep.to(device).expand(batch)
         if timestep.shape != (batch,):

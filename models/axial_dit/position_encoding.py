@@ -113,6 +113,8 @@ class GridRope(nn.Module):
 
     @config.setter
     def config(self, config: RopeConfig) -> None:
+        # atomic: every check runs before anything changes (set_frequencies is atomic itself),
+        # so a refused config leaves the tables and `config` as they were
         if not isinstance(config, RopeConfig):
             raise TypeError(f"rope config must be a RopeConfig, got {type(config).__name__}")
         per_axis_values(config.offset, self.n_axes, "offset", 0.0)  # raises unless one per axis

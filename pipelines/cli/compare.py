@@ -60,14 +60,17 @@ def run(args: argparse.Namespace) -> int:
     from torchvision.utils import make_grid
 
     from ..sampling.outputs import check_output_path
+    from .preflight import check_sample_arguments, check_sampling
 
     started = time.perf_counter()
     try:
+        check_sample_arguments(args)  # device, --out, numbers: before the model loads
         pipe = load_pipeline(args.model, args.device)
         out = check_output_path(args.out, video=False)  # one labelled picture, also for video models
         methods = args.methods or default_methods(pipe)
         options = parse_options(args.option)
         extrapolations = [make_extrapolation(name, options=options) for name in methods]
+        check_sampling(pipe, sampling_kwargs(pipe, args)[0])  # memory for the size, before the first method
         panels = []
         for extrapolation in extrapolations:
             kwargs, per_row = sampling_kwargs(pipe, args)  # a fresh generator: the same seeds per method

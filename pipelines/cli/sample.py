@@ -102,14 +102,18 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
 def run(args: argparse.Namespace) -> int:
     from ..sampling.outputs import check_output_path, save_grid, save_videos
 
+    from .preflight import check_sample_arguments, check_sampling
+
     started = time.perf_counter()
     try:
+        check_sample_arguments(args)  # device, --out, numbers: before the model loads
         pipe = load_pipeline(args.model, args.device)
         out = check_output_path(args.out, video=pipe.is_video)
         if not args.fps > 0:
             raise ValueError(f"--fps must be a positive number, got {args.fps}")
         extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, parse_options(args.option))
         kwargs, per_row = sampling_kwargs(pipe, args)
+        check_sampling(pipe, kwargs)  # memory for the requested size, before sampling
         output = pipe(extrapolation=extrapolation, **kwargs)
     except (ValueError, TypeError, FileNotFoundError) as error:
         print(f"axialrope sample: {error}", file=sys.stderr)

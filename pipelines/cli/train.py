@@ -52,13 +52,14 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..training.checkpoints import DamagedCheckpointError
     from ..training.loop import NonFiniteLossError, train  # heavy imports only when training
+    from .preflight import PREFLIGHT_ERRORS, usage_error
 
-    try:
+    try:  # the pre-flight: every field, --output-dir, --init-from's files and --resume, before any work
         config = config_from_args(args).validate()
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"axialrope train: {error}", file=sys.stderr)
-        return 2
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("train", error)
     if args.print_config:
         import yaml
 
@@ -66,10 +67,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         result = train(config)
+    except DamagedCheckpointError as error:  # found before training starts or anything is written
+        return usage_error("train", error)
     except (ValueError, TypeError, FileNotFoundError, NotADirectoryError, NonFiniteLossError) as error:
         print(f"axialrope train: {error}", file=sys.stderr)
         return 1
     if result.is_main_process:
-        print(f"trained {result.steps} steps in {result.seconds:.0f} s, final loss {result.final_loss:.4f}; "
-              f"outputs in {result.output_dir}")
+        print(result_line(result))
     return 0
+
+
+def result_line(result) -> str:
+    """What a run did: this invocation's steps and time, and (after a resume) the run's totals."""
+    done = f"final loss {result.final_loss:.4f}; outputs in {result.output_dir}"
+    if not result.start_step:
+        return f"trained {result.steps} steps in {result.seconds:.0f} s, {done}"
+    return (f"trained {result.invocation_steps} steps (resumed at step {result.start_step}) in {result.seconds:.0f} s; "
+            f"the run: {result.steps} steps in {result.total_seconds:.0f} s, {done}")

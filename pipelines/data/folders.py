@@ -132,6 +132,13 @@ class ImageFolderDataset(_FolderDataset):
                     f"data_dir: {str(self.root)!r} holds no images ({', '.join(IMG_EXTENSIONS)}), "
                     "neither directly nor in class subfolders"
                 )
+            counts = torch.bincount(torch.tensor([label for _, label in items]), minlength=len(classes))
+            empty = [name for name, count in zip(classes, counts.tolist()) if count == 0]
+            if empty:  # a class without images would be a label the model never sees
+                raise ValueError(
+                    f"data_dir: class folder(s) {', '.join(repr(n) for n in empty)} of {str(self.root)!r} hold no "
+                    f"images ({', '.join(IMG_EXTENSIONS)}); add images or remove the folder(s)"
+                )
             self.paths = [Path(path) for path, _ in items]
             self.labels = torch.tensor([label for _, label in items])
             self.class_names, self.num_classes = tuple(classes), len(classes)

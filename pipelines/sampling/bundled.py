@@ -45,10 +45,13 @@ def load_dit(model: str | Path):
     (`save_pretrained` of a DiT, e.g. a training run's model_ema/)."""
     from axialrope.models import DiT
 
+    from .model_files import check_model_folder
+
     folder = resolve_model(str(model))
     for candidate in (folder / "transformer", folder):
         if (candidate / "config.json").is_file():
-            return DiT.from_pretrained(str(candidate))
+            check_model_folder(candidate, "model")  # whole safetensors that fit config.json, or a ValueError
+            return DiT.from_pretrained(str(candidate), use_safetensors=True)
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder {str(model)!r} does not exist (nor is it a bundled model name)")
     raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json) nor a pipeline folder (transformer/)")
@@ -60,11 +63,15 @@ def load_pipeline(model: str | None, device: str = "auto"):
 
     from .pipeline import DiTPipeline
 
+    from .model_files import check_pipeline_folder
+
     path = resolve_model(model)
+    if (path / "model_index.json").is_file():  # other folders: the pipeline's own loader says what is wrong
+        check_pipeline_folder(path, "--model")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-    return DiTPipeline.from_pretrained(path, dtype=dtype).to(device)
+    return DiTPipeline.from_pretrained(path, dtype=dtype, use_safetensors=True).to(device)
 
 
 __all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline", "resolve_model"]

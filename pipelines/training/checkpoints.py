@@ -1,19 +1,117 @@
-"""Checkpoints on disk: `checkpoints/checkpoint-<step>`, written atomically, pruned, found again.
+"""Checkpoints on disk: `checkpoints/checkpoint-<step>/`, safetensors and JSON only, durable, verified.
 
-A checkpoint is what `Accelerator.save_state` writes (model, optimizer, LR schedule, RNG
-states of every process, registered objects such as the EMA). It is first written to
-`checkpoint-<step>.tmp` and renamed only when every process has finished writing, so a
-crash (even SIGKILL) never leaves a half-written folder under a final name: `latest`
-only ever sees complete checkpoints, and a stale `.tmp` is removed on the next save.
+A checkpoint folder holds (see `save_checkpoint`):
+
+    model.safetensors               the model's weights
+    optimizer.safetensors           the optimizer's tensors; its param groups in the file's metadata
+    ema.safetensors                 the EMA weights and counters (runs with EMA)
+    random_states_<r>.safetensors   process r's global generators (torch CPU, CUDA; Python, numpy)
+    scheduler.json                  the LR schedule's counters
+    trainer_state.json              step, micro-batches, data position, the run's seconds, process
+                                    count, and the size and sha256 of every file above
+
+Nothing in it is pickle, and nothing is unpickled on resume (`train_state` reads safetensors and
+JSON into plain values only). Files that the project does not write (an accelerate
+`custom_checkpoint_0.pkl`, a `*.bin`, a `*.pt`) are never opened.
+
+Durability: a checkpoint is written into `checkpoint-<step>.tmp`, every file and the folder
+are fsynced, the folder is renamed to its final name and the parent is fsynced (`publish`),
+so a crash or a power cut leaves either the complete checkpoint or none under the final name.
+`trainer_state.json` is written last, with the digests of the others. On resume,
+`find_resumable` verifies a checkpoint (every file present, of its size and digest, and
+loadable) and falls back from a damaged latest one to the newest good one, saying which and why.
+
+`publish` and `write_atomically` are the project's one way of making a file or folder appear
+durably under its final name; the text LM's single-file checkpoints use them too.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import shutil
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
+
+from axialrope.validation import is_int, is_real
+
+from . import train_state
+from .train_state import StateFileError
 
 _NAME = re.compile(r"checkpoint-(\d+)")
+FORMAT = "axialrope-checkpoint"
+VERSION = 1
+TRAINER_STATE = "trainer_state.json"
+
+
+class DamagedCheckpointError(ValueError):
+    """A checkpoint folder is incomplete, truncated, corrupt or not written by this project."""
+
+
+# -- durable writes (one implementation for every checkpoint) --------------------------------
+
+
+def fsync_path(path: str | Path) -> None:
+    """Flush a file's or a folder's entry to the disk (a folder's fsync makes renames inside it durable)."""
+    flags = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if Path(path).is_dir() else os.O_RDONLY
+    try:
+        descriptor = os.open(path, flags)
+    except OSError:  # some systems cannot open folders; their renames are as durable as they get
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass  # e.g. folders on Windows; the data itself was synced as files
+    finally:
+        os.close(descriptor)
+
+
+def publish(temporary: str | Path, final: str | Path) -> Path:
+    """Durably move a fully written file or (flat) folder to its final name.
+
+    fsyncs the file (or every file of the folder, then the folder), renames it over `final`
+    (atomic on one file system; a folder's `final` must not exist) and fsyncs the parent, so
+    that after a crash at any point `final` is either absent, the old version or complete.
+    """
+    temporary, final = Path(temporary), Path(final)
+    if temporary.is_dir():
+        for item in temporary.iterdir():
+            fsync_path(item)
+    fsync_path(temporary)
+    os.replace(temporary, final)
+    fsync_path(final.parent)
+    return final
+
+
+def write_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
+    """Write a file through `write(temporary_path)` beside `path`, then `publish` it as `path`.
+
+    A run killed mid-write leaves the previous `path` (or none), never a truncated one; the
+    temporary is removed if `write` raises.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(descriptor)
+    try:
+        write(Path(temporary))
+        os.chmod(temporary, 0o644)  # mkstemp made it private; these are ordinary files
+        return publish(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def write_text_atomically(path: str | Path, text: str) -> Path:
+    """`write_atomically` for a text file."""
+    return write_atomically(path, lambda temporary: temporary.write_text(text))
+
+
+# -- names -----------------------------------------------------------------------------------
 
 
 def checkpoint_step(path: str | Path) -> int:
@@ -25,7 +123,7 @@ def checkpoint_step(path: str | Path) -> int:
 
 
 def list_checkpoints(root: str | Path) -> list[Path]:
-    """Complete checkpoints under `root`, oldest first (temporary folders excluded)."""
+    """Checkpoint folders under `root`, oldest first (temporary folders excluded; not verified)."""
     root = Path(root)
     if not root.is_dir():
         return []
@@ -34,13 +132,13 @@ def list_checkpoints(root: str | Path) -> list[Path]:
 
 
 def latest_checkpoint(root: str | Path) -> Path | None:
-    """The complete checkpoint with the highest step, or None."""
+    """The checkpoint folder with the highest step, or None (not verified: see `find_resumable`)."""
     found = list_checkpoints(root)
     return found[-1] if found else None
 
 
 def resolve_resume(resume: str | None, root: str | Path) -> Path | None:
-    """The checkpoint to resume from: None, 'latest' (None if there is none yet) or an explicit folder."""
+    """The checkpoint folder a `resume` setting names: None, 'latest' (None if there is none yet) or a folder."""
     if resume is None:
         return None
     if resume == "latest":
@@ -52,32 +150,54 @@ def resolve_resume(resume: str | None, root: str | Path) -> Path | None:
     return path
 
 
-def save_checkpoint(accelerator, root: str | Path, step: int, total_limit: int | None = None) -> Path:
-    """Save the accelerator's state at `step` atomically; call it on every process.
+# -- writing ---------------------------------------------------------------------------------
+
+
+def save_checkpoint(
+    accelerator,
+    root: str | Path,
+    step: int,
+    components: dict[str, Any],
+    trainer: dict[str, Any],
+    total_limit: int | None = None,
+) -> Path:
+    """Save a checkpoint at `step` durably; call it on every process.
 
     Args:
-        accelerator: the run's `Accelerator` (with its prepared objects and registered state).
+        accelerator: the run's `Accelerator` (process index, barriers).
         root: the checkpoints folder.
         step: the optimizer step just completed.
+        components: file name -> value for `train_state.write_state`, written by the main
+            process (model weights, optimizer, scheduler, EMA).
+        trainer: the counters for trainer_state.json (micro-batches, data position, seconds, ...).
         total_limit: keep at most this many checkpoints (the oldest are deleted); None keeps all.
 
-    Returns:
-        the final checkpoint folder.
+    Every process writes its own `random_states_<rank>.safetensors`. Returns the final folder.
     """
     root = Path(root)
     final = root / f"checkpoint-{step:06d}"
     temporary = final.with_name(final.name + ".tmp")
     if accelerator.is_main_process:
         root.mkdir(parents=True, exist_ok=True)
-        for stale in root.glob("checkpoint-*.tmp"):  # left by a crash during a save
+        for stale in root.glob("checkpoint-*.tmp"):  # left by a crash during a save or a delete
             shutil.rmtree(stale)
+        temporary.mkdir()
     accelerator.wait_for_everyone()
-    accelerator.save_state(str(temporary))
-    accelerator.wait_for_everyone()  # every process has written its share (its RNG state)
+    mine = [train_state.write_state(temporary / f"random_states_{accelerator.process_index}.safetensors",
+                                    train_state.rng_states())]
     if accelerator.is_main_process:
+        mine += [train_state.write_state(temporary / name, value) for name, value in components.items()]
+    for path in mine:
+        fsync_path(path)
+    accelerator.wait_for_everyone()  # every process has written its share
+    if accelerator.is_main_process:
+        files = {p.name: _describe(p) for p in sorted(temporary.iterdir())}
+        state = {"format": FORMAT, "version": VERSION, "step": step, "num_processes": accelerator.num_processes,
+                 **trainer, "files": files}
+        train_state.write_state(temporary / TRAINER_STATE, state)  # last: it vouches for the others
         if final.exists():  # a re-run of the same step after a resume: replace it
             _discard(final)
-        temporary.rename(final)  # atomic on one file system
+        publish(temporary, final)
         if total_limit is not None:
             for old in list_checkpoints(root)[:-total_limit]:
                 _discard(old)
@@ -85,8 +205,167 @@ def save_checkpoint(accelerator, root: str | Path, step: int, total_limit: int |
     return final
 
 
+def _describe(path: Path) -> dict[str, Any]:
+    return {"bytes": path.stat().st_size, "sha256": _sha256(path)}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _discard(checkpoint: Path) -> None:
     """Delete a checkpoint, first renaming it out of the complete set so a crash mid-delete leaves no broken one."""
     doomed = checkpoint.with_name(checkpoint.name + ".deleting.tmp")
     checkpoint.rename(doomed)
+    fsync_path(doomed.parent)
     shutil.rmtree(doomed)
+
+
+# -- reading and verifying -------------------------------------------------------------------
+
+
+@dataclass
+class Checkpoint:
+    """A verified checkpoint, read into memory.
+
+    folder: where it was read from. step: its optimizer step. trainer: the counters of
+    trainer_state.json. components: file name -> value (model, optimizer, scheduler, EMA).
+    rng: this process's generator states. ignored: files in the folder that it never opened.
+    """
+
+    folder: Path
+    step: int
+    trainer: dict[str, Any]
+    components: dict[str, Any]
+    rng: dict[str, Any]
+    ignored: list[str]
+
+
+def read_checkpoint(folder: str | Path, num_processes: int = 1, process_index: int = 0) -> Checkpoint:
+    """Verify and read a checkpoint folder; DamagedCheckpointError (with the reason) if it is not usable.
+
+    Verified: trainer_state.json is this format and names the folder's step; every file it lists
+    is present with its size and sha256; every file reads back (safetensors and JSON only); the
+    random states are well formed; the checkpoint was written by `num_processes` processes.
+    """
+    folder = Path(folder)
+    name = folder.name
+    try:
+        step = checkpoint_step(folder)
+        state = train_state.read_state(folder / TRAINER_STATE)
+    except (ValueError, StateFileError) as error:
+        raise DamagedCheckpointError(f"{name}: {error}") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT or not isinstance(state.get("files"), dict):
+        raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} is not an axialrope checkpoint's (format "
+                                     f"{FORMAT!r} version {VERSION}); checkpoints written by older versions "
+                                     "cannot be resumed")
+    if state.get("version") != VERSION or state.get("step") != step:
+        raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} says version {state.get('version')!r}, step "
+                                     f"{state.get('step')!r}; expected version {VERSION}, step {step}")
+    if state.get("num_processes") != num_processes:
+        raise DamagedCheckpointError(f"{name}: written by {state.get('num_processes')} process(es), this run has "
+                                     f"{num_processes}; resume with the same number of processes")
+    files = state["files"]
+    for file_name, expected in files.items():
+        path = folder / file_name
+        if not isinstance(expected, dict) or Path(file_name).name != file_name:
+            raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} lists a bad file entry {file_name!r}")
+        if not path.is_file():
+            raise DamagedCheckpointError(f"{name}: {file_name} is missing")
+        size = path.stat().st_size
+        if size != expected.get("bytes"):
+            raise DamagedCheckpointError(f"{name}: {file_name} has {size} bytes, {expected.get('bytes')} were "
+                                         "written (truncated or replaced)")
+        if _sha256(path) != expected.get("sha256"):
+            raise DamagedCheckpointError(f"{name}: {file_name} does not match its sha256 (corrupt or replaced)")
+    rng_name = f"random_states_{process_index}.safetensors"
+    if rng_name not in files:
+        raise DamagedCheckpointError(f"{name}: {rng_name} is missing")
+    components = {}
+    try:
+        for file_name in files:
+            if not file_name.startswith("random_states_"):
+                components[file_name] = train_state.read_state(folder / file_name)
+        rng = train_state.read_state(folder / rng_name)
+        train_state.check_rng_states(rng)
+    except StateFileError as error:
+        raise DamagedCheckpointError(f"{name}: {error}") from None
+    trainer = {k: v for k, v in state.items() if k not in ("format", "version", "step", "num_processes", "files")}
+    problem = _trainer_problem(trainer)
+    if problem:
+        raise DamagedCheckpointError(f"{name}: {TRAINER_STATE}: {problem}")
+    ignored = sorted(p.name for p in folder.iterdir() if p.name not in files and p.name != TRAINER_STATE)
+    return Checkpoint(folder, step, trainer, components, rng, ignored)
+
+
+def _trainer_problem(trainer: dict[str, Any]) -> str | None:
+    """What is wrong with the loop's counters in trainer_state.json, or None."""
+    data = trainer.get("data")
+    counts = {"micro_batches": trainer.get("micro_batches"), "accelerator_step": trainer.get("accelerator_step"),
+              **({f"data.{k}": data.get(k) for k in ("epoch", "batches_into_epoch")} if isinstance(data, dict) else
+                 {"data": None})}
+    for key, value in counts.items():
+        if not is_int(value) or value < 0:
+            return f"{key} must be a non-negative integer, got {value!r}"
+    seconds = trainer.get("seconds")
+    if not is_real(seconds) or not 0 <= seconds < float("inf"):
+        return f"seconds must be a non-negative number, got {seconds!r}"
+    if trainer.get("grad_scaler") is not None and not isinstance(trainer["grad_scaler"], dict):
+        return "grad_scaler must be a mapping or null"
+    return None
+
+
+def find_resumable(
+    resume: str | None,
+    root: str | Path,
+    num_processes: int = 1,
+    process_index: int = 0,
+    report: Callable[[str], None] = print,
+) -> Checkpoint | None:
+    """The checkpoint a run resumes from, verified and read; None for a fresh start.
+
+    Args:
+        resume: None (fresh), "latest" (the newest good checkpoint under `root`; None if there
+            is none yet) or a checkpoint folder (which must be good).
+        report: receives one line per damaged checkpoint skipped, and where the run resumes.
+
+    Raises DamagedCheckpointError when an explicit folder is damaged, or when checkpoints exist
+    but none is usable (a fresh start would overwrite them).
+    """
+    if resume is None:
+        return None
+    if resume == "latest":
+        candidates = list_checkpoints(root)[::-1]
+        if not candidates:
+            return None
+    else:
+        candidates = [resolve_resume(resume, root)]
+    problems = []
+    for folder in candidates:
+        try:
+            checkpoint = read_checkpoint(folder, num_processes, process_index)
+        except DamagedCheckpointError as error:
+            problems.append(str(error))
+            if resume == "latest":
+                report(f"resume: skipping damaged checkpoint {error}")
+            continue
+        if problems:
+            report(f"resume: falling back to {checkpoint.folder.name}, the newest good checkpoint")
+        if checkpoint.ignored:
+            report(f"resume: ignoring files this project does not write (never opened): {', '.join(checkpoint.ignored)}")
+        return checkpoint
+    raise DamagedCheckpointError(
+        f"resume {resume!r}: no usable checkpoint ({'; '.join(problems)}); delete or move the damaged "
+        "checkpoints to start again from step 0"
+    )
+
+
+__all__ = [
+    "Checkpoint", "DamagedCheckpointError", "checkpoint_step", "find_resumable", "fsync_path", "latest_checkpoint",
+    "list_checkpoints", "publish", "read_checkpoint", "resolve_resume", "save_checkpoint", "write_atomically",
+    "write_text_atomically",
+]

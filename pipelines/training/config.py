@@ -17,6 +17,7 @@ from typing import Any
 from axialrope.validation import is_int, is_real
 
 from ..data.buckets import Bucket
+from ..paths import check_output_folder
 
 DATA_KINDS = ("shapes", "moving_shapes", "image_folder", "video_folder")
 VIDEO_DATA = ("moving_shapes", "video_folder")
@@ -139,10 +140,12 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     def save(self, path: str | Path) -> None:
-        """Write as YAML (the file `from_file` reads back)."""
+        """Write as YAML (the file `from_file` reads back), atomically."""
         import yaml
 
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        from .checkpoints import write_text_atomically
+
+        write_text_atomically(path, yaml.safe_dump(self.to_dict(), sort_keys=False))
 
     # -- checks ------------------------------------------------------------------------------
 
@@ -204,11 +207,24 @@ class TrainConfig:
             raise ValueError(f"data_dir is only read with data=image_folder or video_folder, got data={self.data!r}")
         if self.init_from is not None:
             from ..sampling.bundled import resolve_model
+            from ..sampling.model_files import check_model_folder
 
             if not isinstance(self.init_from, str) or not self.init_from:
                 raise ValueError(f"init_from must be a model name or folder, got {self.init_from!r}")
-            if not resolve_model(self.init_from).is_dir():
+            folder = resolve_model(self.init_from)
+            if not folder.is_dir():
                 raise ValueError(f"init_from {self.init_from!r} is neither a bundled model name nor an existing folder")
+            # headers only: a truncated or mismatched model fails here, not after the data is read
+            check_model_folder(folder / "transformer" if (folder / "transformer").is_dir() else folder, "init_from")
+        if not isinstance(self.output_dir, str) or not self.output_dir:
+            raise ValueError(f"output_dir must be a folder path, got {self.output_dir!r}")
+        check_output_folder(self.output_dir, "output_dir")
+        if self.resume is not None and self.resume != "latest":
+            from .checkpoints import checkpoint_step
+
+            if not isinstance(self.resume, str) or not Path(self.resume).is_dir():
+                raise ValueError(f"resume must be 'latest' or an existing checkpoint folder, got {self.resume!r}")
+            checkpoint_step(self.resume)  # a name like checkpoint-000500
         if not self.resolution:
             raise ValueError("resolution must name at least one size")
         try:
@@ -240,15 +256,17 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"config file {str(path)!r} does not exist")
-    text = path.read_text()
-    if path.suffix.lower() == ".json":
-        values = json.loads(text)
-    elif path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        values = yaml.safe_load(text)
-    else:
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".yaml", ".yml"):
         raise ValueError(f"config file must end in .yaml, .yml or .json, got {str(path)!r}")
+    import yaml
+
+    try:
+        text = path.read_text()
+        values = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+    except (UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as error:
+        where = " ".join(str(error).split())  # the parser's position, on one line
+        raise ValueError(f"config file {str(path)!r} is not valid {suffix[1:].upper()}: {where}") from None
     if not isinstance(values, dict):
         raise ValueError(f"config file {str(path)!r} must hold a mapping of field names")
     return values

@@ -11,15 +11,21 @@ Only the main process writes outputs and shows progress.
 Reproducibility: initial weights come from `seed`; data order from (seed, epoch); the noise,
 timesteps and label dropout of micro-batch m on process r from a generator seeded with
 (seed, m * processes + r). Nothing random carries state from step to step except the
-global RNG (used by random flips), which `save_state` stores per process, so a run resumed
-from a checkpoint continues exactly as if it had never stopped.
+global RNG (used by random flips), which every checkpoint stores per process, so a run
+resumed from a checkpoint continues exactly as if it had never stopped.
+
+Checkpoints (`checkpoints.py`) are safetensors and JSON only, written durably every
+`checkpointing_steps` and once more at the end of every run, so a run can always be
+continued with `--resume latest`; resuming verifies the checkpoint and falls back from a
+damaged latest one to the newest good one. The loss log is appended to (or replaced
+atomically on a resume), and its `seconds` count the run's time over all its invocations.
 
 Output folder:
-    config.yaml                 the resolved config
-    checkpoints/checkpoint-N/   `Accelerator.save_state`, every `checkpointing_steps`
-    loss.jsonl, loss.png        the loss log and its plot
-    model/, model_ema/          `save_pretrained` of the trained and the EMA weights
-    samples.png                 a sample grid from the EMA weights (a row per class)
+    config.yaml                      the resolved config
+    checkpoints/checkpoint-000500/   every `checkpointing_steps`, and at the end of the run
+    loss.jsonl, loss.png             the loss log and its plot
+    model/, model_ema/               `save_pretrained` of the trained and the EMA weights
+    samples.png                      a sample grid from the EMA weights (a row per class)
 """
 
 from __future__ import annotations
@@ -39,12 +45,13 @@ from diffusers.optimization import get_scheduler
 from diffusers.training_utils import EMAModel
 from tqdm.auto import tqdm
 
-from .checkpoints import checkpoint_step, latest_checkpoint, resolve_resume, save_checkpoint
+from .checkpoints import latest_checkpoint, save_checkpoint
 from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
 from ..data.scenes import mix_seed
 from .config import TrainConfig
 from .loaders import build_dataset, build_loader
 from .outputs import LossLog, plot_loss, save_sample_grid
+from .resume import checkpoint_components, find_resume_point, restore, trainer_counters
 
 
 class NonFiniteLossError(RuntimeError):
@@ -54,11 +61,18 @@ class NonFiniteLossError(RuntimeError):
 @dataclass
 class TrainResult:
     output_dir: Path
-    steps: int  # optimizer steps completed (including those before a resume)
+    steps: int  # optimizer steps of the whole run (including those before a resume)
     final_loss: float  # mean loss of the last logged window
     seconds: float  # wall time of this invocation
     model: torch.nn.Module  # the trained (non-EMA) weights, unwrapped
     is_main_process: bool  # False on the other processes of a multi-process run
+    start_step: int = 0  # the step this invocation resumed from (0: a fresh run)
+    total_seconds: float = 0.0  # the run's wall time over its invocations, up to its checkpoints and this one
+
+    @property
+    def invocation_steps(self) -> int:
+        """Optimizer steps this invocation trained."""
+        return self.steps - self.start_step
 
 
 def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module:
@@ -182,24 +196,26 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
         mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps
     )
     output, checkpoints = Path(config.output_dir), Path(config.output_dir) / "checkpoints"
-    resume_from = resolve_resume(config.resume, checkpoints)
+    resumed = find_resume_point(config.resume, checkpoints, accelerator)  # verified before anything is built
     set_seed(config.seed)  # identical initial weights on every process
     model = build_model(config, dataset.num_classes)
-    if config.init_from is not None and resume_from is None:  # before the EMA copies the weights
+    if config.init_from is not None and resumed is None:  # before the EMA copies the weights
         _initialize(model, config.init_from, accelerator)  # (a resumed run loads its checkpoint's instead)
     optimizer, lr_scheduler, ema = _optimization(config, model, accelerator.num_processes)
     model, optimizer, lr_scheduler = accelerator.prepare(model, optimizer, lr_scheduler)
     if ema is not None:
         ema.to(accelerator.device)
-        accelerator.register_for_checkpointing(ema)
+    unwrapped = accelerator.unwrap_model(model)
 
-    step = 0
-    if resume_from is not None:
-        accelerator.load_state(str(resume_from))
-        step = checkpoint_step(resume_from)
-        accelerator.print(f"resuming from {resume_from} at step {step}")
+    step, micro, seconds_before, (epoch, skip) = 0, 0, 0.0, (0, 0)
+    if resumed is not None:
+        trainer = restore(resumed, accelerator, unwrapped, optimizer, lr_scheduler, ema)
+        step, micro, seconds_before = resumed.step, trainer["micro_batches"], float(trainer["seconds"])
+        epoch, skip = trainer["data"]["epoch"], trainer["data"]["batches_into_epoch"]
+        accelerator.print(f"resuming from {resumed.folder} at step {step}")
     elif config.resume == "latest":
         accelerator.print(f"resume latest: no checkpoint in {checkpoints} yet, starting from step 0")
+    start_step, saved_step = step, (step if resumed is not None else None)
     if accelerator.is_main_process:
         output.mkdir(parents=True, exist_ok=True)
         config.save(output / "config.yaml")
@@ -207,13 +223,21 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
 
     loader, sampler = build_loader(config, dataset, accelerator.num_processes, accelerator.process_index)
     objective = make_objective(config.objective, config.timestep_sampling)
-    unwrapped = accelerator.unwrap_model(model)
     null_class = unwrapped.null_class
-    micro = step * config.gradient_accumulation_steps  # micro-batches this process has consumed
-    batches = _endless_batches(loader, sampler, *divmod(micro, len(sampler)))
+    batches = _endless_batches(loader, sampler, epoch, skip)
     generator = torch.Generator(device=accelerator.device)
     progress = tqdm(total=config.max_steps, initial=step, desc="train", disable=not accelerator.is_main_process)
     window, mean_loss = [], math.nan
+    run_seconds = lambda: seconds_before + time.perf_counter() - started  # noqa: E731
+
+    def checkpoint() -> None:
+        nonlocal saved_step
+        trainer = trainer_counters(accelerator, micro, len(sampler), run_seconds())
+        components = checkpoint_components(unwrapped, optimizer, lr_scheduler, ema) if accelerator.is_main_process else {}
+        folder = save_checkpoint(accelerator, checkpoints, step, components, trainer, config.checkpoints_total_limit)
+        saved_step = step
+        if on_checkpoint is not None:
+            on_checkpoint(step, folder)
 
     model.train()
     while step < config.max_steps:
@@ -246,11 +270,11 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
             window = []
             progress.set_postfix(loss=f"{mean_loss:.4f}")
             if accelerator.is_main_process:
-                log.write(step, mean_loss, lr_scheduler.get_last_lr()[0], time.perf_counter() - started)
+                log.write(step, mean_loss, lr_scheduler.get_last_lr()[0], run_seconds())
         if step % config.checkpointing_steps == 0:
-            folder = save_checkpoint(accelerator, checkpoints, step, config.checkpoints_total_limit)
-            if on_checkpoint is not None:
-                on_checkpoint(step, folder)
+            checkpoint()
+    if saved_step != step:  # every run ends on a checkpoint, so that it can be continued
+        checkpoint()
     progress.close()
 
     accelerator.wait_for_everyone()
@@ -259,4 +283,5 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     accelerator.wait_for_everyone()
     is_main = accelerator.is_main_process
     accelerator.end_training()
-    return TrainResult(output, step, mean_loss, time.perf_counter() - started, unwrapped, is_main)
+    return TrainResult(output, step, mean_loss, time.perf_counter() - started, unwrapped, is_main,
+                       start_step=start_step, total_seconds=run_seconds())

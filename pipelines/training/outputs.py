@@ -13,15 +13,21 @@ from torchvision.utils import save_image
 class LossLog:
     """A JSON-lines file of {"step", "loss", "lr", "seconds"} records, written by the main process.
 
-    On a resume from step s the records after s (written by the interrupted run after its
-    last checkpoint) are dropped, so the log reads as one uninterrupted run.
+    `seconds` is the run's time over all its invocations. On a resume from step s the records
+    after s (written by the interrupted run after its last checkpoint) are dropped, so the log
+    reads as one uninterrupted run. The file is only ever appended to, or replaced atomically
+    (when records are dropped, or a fresh run starts in the folder): it never disappears.
     """
 
     def __init__(self, path: str | Path, resume_step: int = 0):
+        from .checkpoints import write_text_atomically
+
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        kept = [r for r in read_loss_log(self.path) if r["step"] <= resume_step] if resume_step else []
-        self.path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+        records = read_loss_log(self.path)
+        kept = [r for r in records if r["step"] <= resume_step] if resume_step else []
+        if kept != records or not self.path.exists():
+            write_text_atomically(self.path, "".join(json.dumps(r) + "\n" for r in kept))
 
     def write(self, step: int, loss: float, lr: float, seconds: float) -> None:
         with self.path.open("a") as file:
@@ -33,7 +39,13 @@ def read_loss_log(path: str | Path) -> list[dict]:
     path = Path(path)
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:  # blank, or cut short by a crash mid-write: skipped
+            continue
+    return [r for r in records if isinstance(r, dict) and "step" in r]
 
 
 def plot_loss(log_path: str | Path, png_path: str | Path) -> None:

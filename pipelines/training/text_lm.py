@@ -1,4 +1,4 @@
-"""Training a `TinyCausalLM` on sampled batches, and its checkpoints (safetensors, atomic).
+"""Training a `TinyCausalLM` on sampled batches, and its checkpoints (one safetensors file, atomic, durable).
 
 Deliberately small: the context-extension benchmark trains for minutes on a CPU, so a
 plain loop (AdamW, gradient clipping) is all it needs. Its learning-rate schedules are the
@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Callable
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import load_file, save_file
+from safetensors import SafetensorError, safe_open
 from diffusers.optimization import get_scheduler
+from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from axialrope.models import TextLMConfig, TinyCausalLM
 from axialrope.validation import is_int
 
+from .checkpoints import write_atomically
 from .config import LR_SCHEDULERS
 
 # Why the text LM keeps a schedule of its own: trained with diffusers' "cosine" (down to 0),
@@ -97,33 +96,39 @@ def train_lm(
 def save_checkpoint(model: TinyCausalLM, path: str | Path, metadata: dict | None = None) -> None:
     """Writes weights, config and `metadata` (JSON-able) to one safetensors file, atomically.
 
-    The file appears under its name only once complete (written beside it, then renamed),
-    so a run killed mid-write never leaves a truncated checkpoint for the next run to load.
+    Written through the DiT checkpoints' `write_atomically` (written beside, fsynced, renamed,
+    the folder fsynced): the file appears under its name only once complete and durable, so a
+    run killed mid-write never leaves a truncated checkpoint for the next run to load.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     header = {"config": json.dumps(model.config.to_dict()), "metadata": json.dumps(metadata or {})}
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    os.close(fd)
-    try:
-        save_file(state, tmp, metadata=header)
-        os.chmod(tmp, 0o644)  # mkstemp made it private; a checkpoint is an ordinary file
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_atomically(path, lambda temporary: save_file(state, str(temporary), metadata=header))
 
 
 def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> tuple[TinyCausalLM, dict]:
-    """Reads a `save_checkpoint` file: (model in eval mode, metadata)."""
-    with safe_open(str(path), framework="pt") as f:
-        header = f.metadata() or {}
+    """Reads a `save_checkpoint` file: (model in eval mode, metadata). Safetensors only: nothing is unpickled.
+
+    ValueError (naming the file) for a missing, truncated or corrupt file, or one whose weights
+    do not fit its own config.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"text LM checkpoint {str(path)!r} does not exist")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            header = f.metadata() or {}
+        weights = load_file(str(path))
+    except SafetensorError as error:
+        raise ValueError(f"{str(path)!r} is not a readable safetensors file (truncated or corrupt?): {error}") from None
     if "config" not in header:
         raise ValueError(f"{path} is not a TinyCausalLM checkpoint (no config in its safetensors metadata)")
-    model = TinyCausalLM(TextLMConfig(**json.loads(header["config"])))
-    model.load_state_dict(load_file(str(path)))
-    return model.to(device).eval(), json.loads(header.get("metadata", "{}"))
+    try:
+        model = TinyCausalLM(TextLMConfig(**json.loads(header["config"])))
+        metadata = json.loads(header.get("metadata", "{}"))
+        model.load_state_dict(weights)
+    except (json.JSONDecodeError, TypeError, RuntimeError) as error:
+        raise ValueError(f"{str(path)!r}: its config, metadata or weights are corrupt: {error}") from None
+    return model.to(device).eval(), metadata
 
 
 __all__ = ["TEXT_LR_SCHEDULERS", "load_checkpoint", "save_checkpoint", "train_lm", "warmup_cosine"]

@@ -1,0 +1,133 @@
+"""Checks of a model folder before anything loads it: JSON that parses, safetensors that are whole,
+weights that fit their config.json.
+
+    check_model_folder("outputs/run/model_ema", "init_from")    # a DiT folder (save_pretrained)
+    check_pipeline_folder("outputs/pipe", "--model")              # a pipeline folder (model_index.json)
+
+Weights are read from safetensors only: a folder that holds only pickle weights (`*.bin`,
+`*.pt`, `*.ckpt`) is refused, never unpickled. Only headers are read (names, shapes, sizes),
+so the checks cost little even for a large model; the config is built into a model on the
+meta device (no memory) to compare its tensors with the file's. Every failure is a
+ValueError naming the argument, the file and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+WEIGHTS = "diffusion_pytorch_model.safetensors"
+WEIGHTS_INDEX = "diffusion_pytorch_model.safetensors.index.json"
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+_BLOCK = re.compile(r"blocks\.(\d+)\.")
+
+
+def read_json(path: Path, argument: str) -> Any:
+    """The JSON in `path`; ValueError naming `argument` and the file if it is missing or malformed."""
+    if not path.is_file():
+        raise ValueError(f"{argument}: {str(path)!r} is missing")
+    try:
+        return json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{argument}: {str(path)!r} is not valid JSON: {error}") from None
+
+
+def weight_shapes(folder: Path, argument: str) -> dict[str, tuple[int, ...]]:
+    """Tensor name -> shape from the safetensors header(s) of a diffusers model folder."""
+    from safetensors import SafetensorError, safe_open
+
+    if (folder / WEIGHTS_INDEX).is_file():
+        index = read_json(folder / WEIGHTS_INDEX, argument)
+        shards = sorted(set(index.get("weight_map", {}).values())) if isinstance(index, dict) else []
+        if not shards or any(Path(s).name != s for s in shards):
+            raise ValueError(f"{argument}: {str(folder / WEIGHTS_INDEX)!r} lists no safetensors shards")
+        files = [folder / shard for shard in shards]
+    elif (folder / WEIGHTS).is_file():
+        files = [folder / WEIGHTS]
+    else:
+        pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES) if folder.is_dir() else []
+        hint = (f"; it holds only pickle weights ({', '.join(pickles)}), which are never loaded because unpickling "
+                "can run code: convert them to safetensors") if pickles else ""
+        raise ValueError(f"{argument}: {str(folder)!r} has no {WEIGHTS}{hint}")
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in files:
+        if not file.is_file():
+            raise ValueError(f"{argument}: weights shard {str(file)!r} is missing")
+        try:
+            with safe_open(str(file), framework="pt") as weights:
+                for key in weights.keys():
+                    shapes[key] = tuple(weights.get_slice(key).get_shape())
+        except SafetensorError as error:
+            raise ValueError(f"{argument}: {str(file)!r} is truncated or corrupt ({error})") from None
+    return shapes
+
+
+def check_model_folder(folder: str | Path, argument: str = "model") -> dict[str, Any]:
+    """ValueError unless `folder` holds a DiT that loads as its config.json says; returns the config.
+
+    Checked: config.json is a JSON object naming a DiT that can be built; the weights are
+    safetensors, whole; their tensors are exactly the model's, of the same shapes (a depth,
+    width or patch that disagrees with the weights is named).
+    """
+    import torch
+
+    from axialrope.models import DiT
+
+    folder = Path(folder)
+    config = read_json(folder / "config.json", argument)
+    if not isinstance(config, dict):
+        raise ValueError(f"{argument}: {str(folder / 'config.json')!r} must hold a JSON object")
+    if config.get("_class_name", "DiT") != "DiT":
+        raise ValueError(f"{argument}: {str(folder)!r} holds a {config.get('_class_name')!r}, not an axialrope DiT")
+    shapes = weight_shapes(folder, argument)
+    try:
+        with torch.device("meta"):  # shapes only: no memory, no initialisation cost
+            model = DiT.from_config({k: v for k, v in config.items() if not k.startswith("_")})
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{argument}: {str(folder / 'config.json')!r} does not describe a valid DiT: {error}") from None
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    if shapes == expected:
+        return config
+    blocks = {int(m.group(1)) for k in shapes if (m := _BLOCK.match(k))}
+    if blocks and len(blocks) != config.get("depth"):
+        raise ValueError(f"{argument}: config.json says depth {config.get('depth')} but the weights hold "
+                         f"{len(blocks)} blocks; the config does not belong to these weights")
+    missing, unexpected = sorted(set(expected) - set(shapes)), sorted(set(shapes) - set(expected))
+    reshaped = sorted(k for k in set(expected) & set(shapes) if expected[k] != shapes[k])
+    details = []
+    if missing:
+        details.append(f"{len(missing)} tensors missing from the weights (e.g. {missing[0]})")
+    if unexpected:
+        details.append(f"{len(unexpected)} tensors the config has no place for (e.g. {unexpected[0]})")
+    if reshaped:
+        key = reshaped[0]
+        details.append(f"{len(reshaped)} of another shape (e.g. {key}: weights {shapes[key]}, config {expected[key]})")
+    raise ValueError(f"{argument}: the weights in {str(folder)!r} do not fit its config.json: {'; '.join(details)}")
+
+
+def check_pipeline_folder(folder: str | Path, argument: str = "--model") -> None:
+    """ValueError unless `folder` is a pipeline folder whose JSON parses and whose transformer passes
+    `check_model_folder`."""
+    folder = Path(folder)
+    index = read_json(folder / "model_index.json", argument)
+    if not isinstance(index, dict):
+        raise ValueError(f"{argument}: {str(folder / 'model_index.json')!r} must hold a JSON object")
+    for component in ("transformer", "scheduler"):
+        entry = index.get(component)
+        if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(e, str) for e in entry)):
+            raise ValueError(f"{argument}: model_index.json must name its {component} as [library, class]")
+    library = index["transformer"][0]
+    if library != "axialrope" and not library.startswith("axialrope."):
+        raise ValueError(f"{argument}: model_index.json names a transformer from {library!r}; "
+                         "an axialrope pipeline's transformer comes from axialrope.models")
+    if index["scheduler"][0] != "diffusers":
+        raise ValueError(f"{argument}: model_index.json names a scheduler from {index['scheduler'][0]!r}, not diffusers")
+    scheduler = folder / "scheduler" / "scheduler_config.json"
+    if not isinstance(read_json(scheduler, argument), dict):
+        raise ValueError(f"{argument}: {str(scheduler)!r} must hold a JSON object")
+    check_model_folder(folder / "transformer", argument)
+
+
+__all__ = ["check_model_folder", "check_pipeline_folder", "read_json", "weight_shapes"]
