@@ -1,7 +1,7 @@
 """The models shipped with the package (pipelines/sampling/assets/, diffusers format), by name.
 
     from axialrope.pipelines.sampling.bundled import bundled_model_path
-    pipe = DiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
+    pipe = AxialDiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
 
 They were trained by benchmarks/train_bundled.sh (see the README, "Bundled models").
 """
@@ -55,16 +55,16 @@ def load_dit(model: str | Path):
 
 
 def load_pipeline(model: str | None, device: str = "auto"):
-    """The DiTPipeline in a folder (or bundled), on `device` ("auto": cuda if available), bf16 on cuda."""
+    """The AxialDiTPipeline in a folder (or bundled), on `device` ("auto": cuda if available), bf16 on cuda."""
     import torch
 
-    from .pipeline import DiTPipeline
+    from .pipeline import AxialDiTPipeline
 
     path = resolve_model(model)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-    return DiTPipeline.from_pretrained(path, dtype=dtype).to(device)
+    return AxialDiTPipeline.from_pretrained(path, dtype=dtype).to(device)
 
 
 __all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline", "resolve_model"]

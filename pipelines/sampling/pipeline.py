@@ -1,14 +1,16 @@
 """A diffusers pipeline for the DiT: class-conditional images or video at any size, with RoPE extrapolation.
 
-    from axialrope.pipelines.sampling.pipeline import DiTPipeline
-    pipe = DiTPipeline.from_pretrained("pipelines/sampling/assets/shapes-rope")
+    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    pipe = AxialDiTPipeline.from_pretrained("pipelines/sampling/assets/shapes-rope")
     out = pipe(class_labels=["circle", "square"], height=64, width=64, extrapolation="dype-yarn",
                guidance_scale=2.0, generator=torch.Generator().manual_seed(0))
-    out.images[0].save("circle.png")
+    out.images[0].save("outputs/circle.png")
 
 The sampler is the training code's (`objectives.sample`); this pipeline adds the
 user-facing parts: labels by name, noise from a seed, sizes beyond the trained grid, output
-formats. Beyond the trained grid, an `axialrope.Extrapolation` plans per-axis RoPE scalings
+formats. Its own name, not diffusers' `DiTPipeline` (facebook's DiT), so that
+`DiffusionPipeline.from_pretrained` finds it (see `registration`).
+Beyond the trained grid, an `axialrope.Extrapolation` plans per-axis RoPE scalings
 and a logit scale for the requested token grid; the pipeline puts them into the model's
 `rope_config` before each step (every step for the timestep-dependent dype-* methods, whose
 plan depends on the flow-matching sigma, 1 = pure noise) and restores the model's own
@@ -31,16 +33,18 @@ from diffusers import DiffusionPipeline
 from diffusers.utils import BaseOutput
 from einops import rearrange
 
+import axialrope.models.axial_dit.model  # noqa: F401  diffusers loads a component's class only from an imported module
 from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
 from ..objectives import draw_noise, make_objective, sample
+from .registration import LEGACY_CLASS_NAMES, is_axialrope_index, register_with_diffusers
 
 OUTPUT_TYPES = ("pil", "np", "pt")
 
 
 @dataclass
-class DiTPipelineOutput(BaseOutput):
+class AxialDiTPipelineOutput(BaseOutput):
     """images: an image model's samples; frames: a video model's (the other is None).
 
     output_type "pil": images is a list of PIL images, frames a list (per video) of lists of frames;
@@ -107,7 +111,7 @@ class RopeSwitcher:
         self.model.rope_config = self.original
 
 
-class DiTPipeline(DiffusionPipeline):
+class AxialDiTPipeline(DiffusionPipeline):
     """Samples a DiT (`axialrope.models.DiT`) with a diffusers scheduler.
 
     Args:
@@ -131,17 +135,19 @@ class DiTPipeline(DiffusionPipeline):
         self.register_to_config(class_names=class_names)
 
     @classmethod
-    def from_model(cls, transformer, objective: str = "flow", class_names: Sequence[str] | None = None) -> "DiTPipeline":
+    def from_model(cls, transformer, objective: str = "flow",
+                   class_names: Sequence[str] | None = None) -> "AxialDiTPipeline":
         """A pipeline for a DiT trained with `objective` ("flow" or "ddpm"), with the training code's scheduler."""
         return cls(transformer, make_objective(objective).scheduler(), class_names)
 
     # -- loading ---------------------------------------------------------------------------
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, **kwargs) -> "DiTPipeline":
+    def from_pretrained(cls, path: str | Path, **kwargs) -> "AxialDiTPipeline":
         """Load a pipeline folder written by `save_pretrained` (local folders only; no hub downloads).
 
         kwargs go to diffusers' loader (e.g. torch_dtype=torch.bfloat16).
+        A folder saved as "DiTPipeline" by an earlier axialrope (its transformer an axialrope DiT) loads too.
         """
         folder = Path(path)
         if not folder.is_dir():
@@ -150,10 +156,10 @@ class DiTPipeline(DiffusionPipeline):
             hint = " (a bare model folder? load it with DiT.from_pretrained)" if (folder / "config.json").is_file() else ""
             raise ValueError(f"{str(path)!r} is not a pipeline folder: it has no model_index.json{hint}")
         index = json.loads((folder / "model_index.json").read_text())
-        if index.get("_class_name") != cls.__name__:
-            raise ValueError(f"{str(path)!r} holds a {index.get('_class_name')!r}, not a {cls.__name__}")
-        import axialrope.models  # noqa: F401  diffusers loads the transformer's class only from an imported module
-
+        name = index.get("_class_name")
+        if name != cls.__name__ and not (name in LEGACY_CLASS_NAMES and is_axialrope_index(index)):
+            raise ValueError(f"{str(path)!r} holds a {name!r}; "
+                             f"{cls.__name__}.from_pretrained loads {cls.__name__} folders")
         return super().from_pretrained(str(folder), **kwargs)
 
     # -- inputs ----------------------------------------------------------------------------
@@ -237,7 +243,7 @@ class DiTPipeline(DiffusionPipeline):
         batch_size: int = 1,
         output_type: str = "pil",
         return_dict: bool = True,
-    ) -> DiTPipelineOutput | tuple:
+    ) -> AxialDiTPipelineOutput | tuple:
         """Sample images (or videos) of one size.
 
         Args:
@@ -250,7 +256,7 @@ class DiTPipeline(DiffusionPipeline):
             extrapolation: method name (see `axialrope.extrapolation`) or an `Extrapolation`.
             entropy_scaling: with a method name, also scale attention logits by sqrt(log N / log N_train).
             batch_size: samples when class_labels is None.
-            output_type: "pil", "np" or "pt" (see `DiTPipelineOutput`).
+            output_type: "pil", "np" or "pt" (see `AxialDiTPipelineOutput`).
             return_dict: False returns the tuple (images_or_frames,).
         """
         if output_type not in OUTPUT_TYPES:
@@ -291,7 +297,7 @@ class DiTPipeline(DiffusionPipeline):
         result = result if output_type == "pt" else self._to_output_type(result, output_type)
         if not return_dict:
             return (result,)
-        return DiTPipelineOutput(frames=result) if self.is_video else DiTPipelineOutput(images=result)
+        return AxialDiTPipelineOutput(frames=result) if self.is_video else AxialDiTPipelineOutput(images=result)
 
     def postprocess(self, samples: torch.Tensor) -> torch.Tensor:
         """Samples in [-1, 1], (b, c, h, w) or (b, c, t, h, w) -> float32 in [0, 1], (b, c, h, w) or (b, t, c, h, w)."""
@@ -310,4 +316,6 @@ class DiTPipeline(DiffusionPipeline):
         return [PIL.Image.fromarray(image) for image in pixels]
 
 
-__all__ = ["DiTPipeline", "DiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher", "as_extrapolation"]
+register_with_diffusers(AxialDiTPipeline)
+
+__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher", "as_extrapolation"]
