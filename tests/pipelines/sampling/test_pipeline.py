@@ -249,7 +249,7 @@ def test_sincos_model_takes_none_and_entropy_scaling_only():
         (dict(class_labels=["hexagon"]), ValueError, "unknown class 'hexagon'"),
         (dict(class_labels=[3]), ValueError, "out of range"),
         (dict(class_labels=[0.5]), TypeError, "integer ids or names"),
-        (dict(output_type="latent"), ValueError, "output_type must be one of"),
+        (dict(output_type="latents"), ValueError, "output_type must be one of"),
         (dict(num_inference_steps=0), ValueError, "num_inference_steps"),
     ],
 )
