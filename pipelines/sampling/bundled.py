@@ -41,21 +41,30 @@ def resolve_model(model: str | None) -> Path:
 
 
 def load_dit(model: str | Path):
-    """The DiT of a bundled name, a pipeline folder (its transformer/) or a model folder
-    (`save_pretrained` of a DiT, e.g. a training run's model_ema/)."""
+    """The DiT of a bundled name, a pipeline folder (its transformer/), a model folder (`save_pretrained`
+    of a DiT, e.g. a training run's model_ema/), a training run folder or one of its checkpoints (the
+    weights of the run's pipeline: EMA, or raw without EMA; see `runs`)."""
     from axialrope.models import DiT
+
+    from .runs import load_run_transformer
 
     folder = resolve_model(str(model))
     for candidate in (folder / "transformer", folder):
         if (candidate / "config.json").is_file():
             return DiT.from_pretrained(str(candidate))
+    transformer = load_run_transformer(folder) if folder.is_dir() else None
+    if transformer is not None:
+        return transformer
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder {str(model)!r} does not exist (nor is it a bundled model name)")
-    raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json) nor a pipeline folder (transformer/)")
+    raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json), a pipeline folder (transformer/) "
+                     "nor a training run or checkpoint")
 
 
 def load_pipeline(model: str | None, device: str = "auto"):
-    """The AxialDiTPipeline in a folder (or bundled), on `device` ("auto": cuda if available), bf16 on cuda."""
+    """The AxialDiTPipeline of a bundled name or a folder: a pipeline, a training run, a checkpoint or
+    a run's model folder (see `AxialDiTPipeline.from_pretrained`), on `device` ("auto": cuda if
+    available), bf16 on cuda."""
     import torch
 
     from .pipeline import AxialDiTPipeline

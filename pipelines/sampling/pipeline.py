@@ -165,13 +165,20 @@ class AxialDiTPipeline(DiffusionPipeline):
     def from_pretrained(cls, path: str | Path, **kwargs) -> "AxialDiTPipeline":
         """Load a pipeline folder written by `save_pretrained` (local folders only; no hub downloads).
 
-        kwargs go to diffusers' loader (e.g. torch_dtype=torch.bfloat16).
+        Also a training run's folder (its pipeline/), one of its checkpoints or its model_ema/ or
+        model/ (completed by the run's pipeline-config/; see `runs`). kwargs go to diffusers' loader
+        (e.g. torch_dtype=torch.bfloat16); a checkpoint or model folder takes only dtype / torch_dtype.
         A folder saved as "DiTPipeline" by an earlier axialrope (its transformer an axialrope DiT) loads too.
         """
         folder = Path(path)
         if not folder.is_dir():
             raise FileNotFoundError(f"model folder {str(path)!r} does not exist")
         if not (folder / "model_index.json").is_file():
+            from .runs import load_run_pipeline  # a training run, its checkpoint or model folder; None if not one
+
+            pipe = load_run_pipeline(folder, cls, **kwargs)
+            if pipe is not None:
+                return pipe
             hint = " (a bare model folder? load it with DiT.from_pretrained)" if (folder / "config.json").is_file() else ""
             raise ValueError(f"{str(path)!r} is not a pipeline folder: it has no model_index.json{hint}")
         index = json.loads((folder / "model_index.json").read_text())

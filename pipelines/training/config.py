@@ -56,8 +56,9 @@ class TrainConfig:
     patch_size: int = _help("spatial patch size p (tokens are p x p pixels)", default=2)
     temporal_patch_size: int = _help("temporal patch size r for video", default=1)
     init_from: str | None = _help(
-        "start from these weights: a bundled model name, a pipeline or a model folder; an image "
-        "model is inflated into a video model (axialrope.models.axial_dit.inflate)", default=None
+        "start from these weights: a bundled model name, a pipeline or a model folder, a training run (its "
+        "pipeline) or one of its checkpoints; an image model is inflated into a video model "
+        "(axialrope.models.axial_dit.inflate)", default=None
     )
     class_conditional: bool = _help("condition on class labels when the data has them", default=True)
     label_dropout: float = _help("probability of replacing a label by the null class (for guidance)", default=0.1)
