@@ -64,8 +64,9 @@ def load_dit(model: str | Path):
 def load_pipeline(model: str | None, device: str = "auto"):
     """The AxialDiTPipeline of a bundled name or a folder: a pipeline, a training run, a checkpoint or
     a run's model folder (see `AxialDiTPipeline.from_pretrained`), on `device` ("auto": cuda if
-    available), bf16 on cuda."""
+    available), bf16 on cuda. diffusers' "Loading pipeline components" bar stays off (the load is instant)."""
     import torch
+    from diffusers.utils import logging as diffusers_logging
 
     from .pipeline import AxialDiTPipeline
 
@@ -73,7 +74,13 @@ def load_pipeline(model: str | None, device: str = "auto"):
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-    return AxialDiTPipeline.from_pretrained(path, dtype=dtype).to(device)
+    bars_were_on = diffusers_logging.is_progress_bar_enabled()
+    diffusers_logging.disable_progress_bar()
+    try:
+        return AxialDiTPipeline.from_pretrained(path, dtype=dtype).to(device)
+    finally:
+        if bars_were_on:
+            diffusers_logging.enable_progress_bar()
 
 
 __all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline", "resolve_model"]

@@ -89,8 +89,9 @@ def test_a_run_without_ema_uses_its_raw_weights(tmp_path):
 def test_sample_takes_a_run_and_a_checkpoint(run, tmp_path, capsys):
     for model, out in ((run, tmp_path / "run.png"), (run / "checkpoints" / "checkpoint-000002", tmp_path / "ckpt.png")):
         assert main(["sample", "--model", str(model), "--classes", "zebra", "--num", "2", "--steps", "1",
-                     "--out", str(out)]) == 0
+                     "--scheduler", "unipc", "--out", str(out)]) == 0
         assert Image.open(out).size == (2 * 8 + 3 * 2, 8 + 2 * 2)
+        assert "(2 images of 8x8; extrapolation none, 1 step of unipc)" in capsys.readouterr().out
 
 
 def test_init_from_takes_a_checkpoint(run, tmp_path):
