@@ -39,7 +39,7 @@ from torchvision.utils import make_grid  # noqa: E402
 
 from axialrope import Extrapolation  # noqa: E402
 from axialrope.pipelines.sampling.bundled import bundled_model_path  # noqa: E402
-from axialrope.pipelines.sampling.pipeline import DiTPipeline  # noqa: E402
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline  # noqa: E402
 from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd  # noqa: E402
 from axialrope.pipelines.data.render import render_images, render_videos  # noqa: E402
 from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes  # noqa: E402
@@ -85,7 +85,7 @@ def fastest_shift(lag: int, height: int, width: int) -> int:
     return math.ceil(SceneConfig().speed[1] * lag * max(height, width))
 
 
-def generate(pipe: DiTPipeline, method: Method, labels: torch.Tensor, size: dict, steps: int, guidance: float,
+def generate(pipe: AxialDiTPipeline, method: Method, labels: torch.Tensor, size: dict, steps: int, guidance: float,
              seed: int) -> torch.Tensor:
     """Samples in [0, 1]: images (n, 3, h, w) or videos (n, 3, t, h, w)."""
     out = pipe(class_labels=labels.tolist(), num_inference_steps=steps, guidance_scale=guidance,
@@ -126,8 +126,8 @@ def save_labelled_grid(path: Path, title: str, rows: dict[str, torch.Tensor], pe
 
 def image_benchmark(args, out: Path) -> None:
     models = {"rope": ROPE_IMAGE_METHODS, "sincos": SINCOS_METHODS}
-    pipes = {"rope": DiTPipeline.from_pretrained(args.image_model),
-             "sincos": DiTPipeline.from_pretrained(args.sincos_model)}
+    pipes = {"rope": AxialDiTPipeline.from_pretrained(args.image_model),
+             "sincos": AxialDiTPipeline.from_pretrained(args.sincos_model)}
     side = pipes["rope"].trained_size[-1]
     scales = (1, 2) if args.quick else (1, 1.5, 2, 3)
     sizes = [(int(side * k), int(side * k)) for k in scales]
@@ -181,7 +181,7 @@ def plot_against_scale(path: Path, sizes, side: int, results, floors) -> None:
 
 
 def video_benchmark(args, out: Path) -> None:
-    pipe = DiTPipeline.from_pretrained(args.video_model)
+    pipe = AxialDiTPipeline.from_pretrained(args.video_model)
     pipe.set_progress_bar_config(disable=True)
     trained_size = pipe.trained_size  # (frames, height, width)
     trained_frames = trained_size[0]

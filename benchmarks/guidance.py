@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from axialrope.pipelines.sampling.bundled import bundled_model_path
-from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.metrics import swd
 from extrapolation import FLOOR_SEED, REAL_SEED, Method, generate, real_images, save_labelled_grid, write_table
 
@@ -40,7 +40,7 @@ def main() -> None:
 
     rows, grid_rows = [], {}
     for name in args.models:
-        pipe = DiTPipeline.from_pretrained(bundled_model_path(name))
+        pipe = AxialDiTPipeline.from_pretrained(bundled_model_path(name))
         pipe.set_progress_bar_config(disable=True)
         height, width = pipe.trained_size
         real, labels = real_images(args.num, height, width, REAL_SEED)

@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/package_bundled.py --runs outputs/candidate --models shapes-rope \
         --to outputs/candidate/pipelines                     # a candidate, beside the bundled ones
 
-Each run's model (model_ema/ or model/) becomes a DiTPipeline (flow-matching scheduler, the
+Each run's model (model_ema/ or model/) becomes an AxialDiTPipeline (flow-matching scheduler, the
 shape names as class names) saved with safetensors to pipelines/sampling/assets/<run name>/ (or --to).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from axialrope.models import DiT
 from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder
-from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.data.scenes import SHAPE_KINDS
 
 
@@ -33,7 +33,7 @@ def main() -> None:
         model = DiT.from_pretrained(Path(args.runs) / name / args.weights)
         target = args.to / name
         shutil.rmtree(target, ignore_errors=True)
-        DiTPipeline.from_model(model, "flow", class_names=list(SHAPE_KINDS)).save_pretrained(target)
+        AxialDiTPipeline.from_model(model, "flow", class_names=list(SHAPE_KINDS)).save_pretrained(target)
         size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
         print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, {size / 1e6:.1f} MB -> {target}")
 

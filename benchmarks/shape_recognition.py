@@ -39,7 +39,7 @@ from torchvision.transforms.functional import gaussian_blur
 from tqdm import tqdm
 
 from axialrope.pipelines.sampling.bundled import load_dit
-from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.data.render import render_images
 from axialrope.pipelines.data.scenes import SHAPE_KINDS, SceneConfig, sample_scenes
 from extrapolation import REAL_SEED, Method, generate, write_table
@@ -152,7 +152,7 @@ def main() -> None:
     rows = [recognition_row(f"real renders (held out, 1024{rotation})",
                             predict(classifier, render_images(held_out, SIZE, SIZE)), held_out.labels)]
     for index, name in enumerate(args.models, start=1):
-        pipe = DiTPipeline.from_model(load_dit(name), "flow")
+        pipe = AxialDiTPipeline.from_model(load_dit(name), "flow")
         pipe.set_progress_bar_config(disable=True)
         if pipe.trained_size[-2:] != (SIZE, SIZE):
             raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; the classifier reads {SIZE}x{SIZE}")

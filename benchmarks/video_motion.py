@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from axialrope.pipelines.sampling.bundled import load_dit
-from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd
 from axialrope.pipelines.data.scenes import SHAPE_KINDS
 from extrapolation import (FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos, save_labelled_grid,
@@ -71,7 +71,7 @@ def main() -> None:
     rows, picture = [], {}
     trained_size = None
     for index, name in enumerate(args.models, start=1):
-        pipe = DiTPipeline.from_model(load_dit(name), "flow")
+        pipe = AxialDiTPipeline.from_model(load_dit(name), "flow")
         pipe.set_progress_bar_config(disable=True)
         if not pipe.is_video:
             raise ValueError(f"--models: {name!r} is an image model; this benchmark compares video models")

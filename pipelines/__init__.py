@@ -1,11 +1,11 @@
 """Training, sampling, data and evaluation on top of `axialrope.models` (installed as `axialrope.pipelines`).
 
-    from axialrope.pipelines import DiTPipeline, bundled_model_path
-    pipe = DiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
+    from axialrope.pipelines import AxialDiTPipeline, bundled_model_path
+    pipe = AxialDiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
     images = pipe(class_labels=["circle"], height=64, width=64, extrapolation="pi").images
 
     from axialrope.pipelines import TrainConfig, train
-    train(TrainConfig(data="shapes", output_dir="outputs/run", max_train_steps=200))
+    train(TrainConfig(data="shapes", output_dir="outputs/run", max_steps=200))
 
 The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
 text), `training/` (config, loop, checkpoints, outputs), `sampling/` (the pipeline, output
@@ -20,8 +20,8 @@ import importlib
 
 # public name -> module under axialrope.pipelines that defines it
 _EXPORTS: dict[str, str] = {
-    "DiTPipeline": "sampling.pipeline",
-    "DiTPipelineOutput": "sampling.pipeline",
+    "AxialDiTPipeline": "sampling.pipeline",
+    "AxialDiTPipelineOutput": "sampling.pipeline",
     "BUNDLED_MODELS": "sampling.bundled",
     "bundled_model_path": "sampling.bundled",
     "load_dit": "sampling.bundled",

@@ -15,6 +15,7 @@ DDPM epsilon prediction (DiT's objective): integer t in [0, 1000), x_t from
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -171,6 +172,7 @@ def sample(
     generator: torch.Generator | None = None,
     scheduler=None,
     on_step: Callable[[int, float], None] | None = None,
+    on_step_end: Callable[[int, torch.Tensor, torch.Tensor], torch.Tensor | None] | None = None,
 ) -> torch.Tensor:
     """Draw samples from noise with a diffusers scheduler (the objective's unless one is given).
 
@@ -178,12 +180,18 @@ def sample(
         noise: (b, c, ...) standard normal, the shape of the samples.
         class_labels: (b,) long or None.
         guidance_scale: classifier-free guidance; above 1 needs labels and `null_class`.
-        generator: for stochastic schedulers (DDPM).
+        generator: for stochastic schedulers (DDPM); passed to `scheduler.step` only where
+            its signature takes one (UniPC's does not).
         scheduler: a diffusers scheduler to use instead of `objective.scheduler()` (then
-            `objective` may be None); its timesteps are set here.
+            `objective` may be None); its timesteps are set here. Each step follows diffusers'
+            contract: `scale_model_input` (where the scheduler has it: Euler's DDPM variant
+            divides by sqrt(sigma^2 + 1)), the model, then `step`.
         on_step: called before each model call with (step index, time in [0, 1]), the time
             being timestep / num_train_timesteps: flow matching's sigma, 1 = pure noise.
             A pipeline uses it to change the model's RoPE settings per step.
+        on_step_end: called after each scheduler step with (step index, timestep, x), x the
+            sampler state (b, c, ...) in float32; a tensor it returns replaces x (diffusers'
+            callback_on_step_end).
 
     Returns:
         (b, c, ...) samples in float32, nominally in [-1, 1]. The model runs in its own
@@ -198,19 +206,25 @@ def sample(
     model_dtype = getattr(model, "dtype", torch.float32)  # diffusers models have one; plain modules run in float32
     total_time = scheduler.config.num_train_timesteps
     x = noise.float() * getattr(scheduler, "init_noise_sigma", 1.0)  # DDPM has one (1.0); flow matching starts at sigma = 1
+    scale_input = getattr(scheduler, "scale_model_input", None)  # flow matching's schedulers have none
+    step_kwargs = {"generator": generator} if "generator" in inspect.signature(scheduler.step).parameters else {}
     for index, t in enumerate(scheduler.timesteps):
         if on_step is not None:
             on_step(index, float(t) / total_time)
         timesteps = t.expand(x.shape[0]).to(x.device)
+        x_in = x if scale_input is None else scale_input(x, t)
         if guidance_scale == 1.0:
-            prediction = model(x.to(model_dtype), timesteps, class_labels=class_labels).sample
+            prediction = model(x_in.to(model_dtype), timesteps, class_labels=class_labels).sample
         else:
             unconditional = torch.full_like(class_labels, null_class)
             both = model(
-                torch.cat([x, x]).to(model_dtype), torch.cat([timesteps, timesteps]),
+                torch.cat([x_in, x_in]).to(model_dtype), torch.cat([timesteps, timesteps]),
                 class_labels=torch.cat([class_labels, unconditional]),
             ).sample
             conditioned, free = both.float().chunk(2)
             prediction = free + guidance_scale * (conditioned - free)
-        x = scheduler.step(prediction.float(), t, x, generator=generator).prev_sample
+        x = scheduler.step(prediction.float(), t, x, **step_kwargs).prev_sample
+        if on_step_end is not None:
+            replaced = on_step_end(index, t, x)
+            x = x if replaced is None else replaced
     return x

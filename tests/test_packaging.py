@@ -46,7 +46,7 @@ def test_the_package_roots_export_what_a_user_needs():
     for package in (axialrope, axialrope.models, axialrope.pipelines):
         for name in package.__all__:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
-    assert axialrope.pipelines.DiTPipeline.__name__ == "DiTPipeline"
+    assert axialrope.pipelines.AxialDiTPipeline.__name__ == "AxialDiTPipeline"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         axialrope.pipelines.nothing
 

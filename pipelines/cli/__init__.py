@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 
 # subcommand -> (module under axialrope.pipelines.cli, one-line help)
@@ -18,6 +19,30 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample": ("sample", "sample images or videos from a trained DiT at any size, with RoPE extrapolation"),
     "compare": ("compare", "sample the same seeds with every extrapolation method into one labelled PNG"),
 }
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps descriptions and epilogs as written, and shows each option's default unless its help
+    already says it (or there is none to show: a flag, None, an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        shown = "default" in text.lower()
+        nothing = any(action.default is value for value in (None, argparse.SUPPRESS, False)) or action.default == []
+        return text if shown or nothing else text + " (default: %(default)s)"
+
+
+class _NoCudaHomeNotice(logging.Filter):
+    """torch.compile's CPU backend imports torch.utils.cpp_extension, which warns "No CUDA runtime is
+    found, using CUDA_HOME=..." on any machine that has nvcc but no GPU. The CLI never builds CUDA
+    extensions, so on such a machine the notice only alarms; every other message passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("No CUDA runtime is found")
+
+
+def _quiet_known_notices() -> None:
+    logging.getLogger("torch.utils.cpp_extension").addFilter(_NoCudaHomeNotice())
 
 
 def _usage() -> str:
@@ -35,11 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     if argv[0] not in COMMANDS:
         print(f"axialrope: unknown command {argv[0]!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    module_name, help_text = COMMANDS[argv[0]]
-    module = importlib.import_module(f"axialrope.pipelines.cli.{module_name}")
-    parser = argparse.ArgumentParser(prog=f"axialrope {argv[0]}", description=help_text)
-    module.add_arguments(parser)
+    module, parser = command_parser(argv[0])
+    _quiet_known_notices()
     return int(module.run(parser.parse_args(argv[1:])) or 0)
+
+
+def command_parser(command: str) -> tuple:
+    """(the module of `command`, its argument parser)."""
+    module_name, help_text = COMMANDS[command]
+    module = importlib.import_module(f"axialrope.pipelines.cli.{module_name}")
+    parser = argparse.ArgumentParser(prog=f"axialrope {command}", description=help_text, formatter_class=HelpFormatter)
+    module.add_arguments(parser)
+    return module, parser
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from ..checks.peers import IMPLEMENTATIONS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "implementations:\n" + "\n".join(
         f"  {impl.name:<40} {impl.summary}" for impl in IMPLEMENTATIONS.values()
     )

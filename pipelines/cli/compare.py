@@ -16,7 +16,8 @@ import sys
 import time
 
 from ..sampling.bundled import load_pipeline
-from .sample import ENTROPY_SUFFIX, add_model_arguments, make_extrapolation, parse_options, sampling_kwargs
+from .sample import (ENTROPY_SUFFIX, add_model_arguments, make_extrapolation, parse_options, sample_size,
+                     sampler_name, sampling_kwargs, steps_of)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,15 +77,16 @@ def run(args: argparse.Namespace) -> int:
             kwargs, per_row = sampling_kwargs(pipe, args)  # a fresh generator: the same seeds per method
             output = pipe(extrapolation=extrapolation, **kwargs)
             if output.frames is not None:
-                per_row = output.frames.shape[1]
+                samples, per_row = output.frames, output.frames.shape[1]
                 images = rearrange(output.frames, "b t c h w -> (b t) c h w")
             else:
-                images = output.images
+                samples = images = output.images
             panels.append(to_pil_image(make_grid(images.float(), nrow=per_row, padding=1, pad_value=1.0)))
     except (ValueError, TypeError, FileNotFoundError) as error:
         print(f"axialrope compare: {error}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     labelled_panels(panels, methods).save(out)
-    print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}) in {time.perf_counter() - started:.1f} s")
+    print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}; each {sample_size(samples)}, "
+          f"{steps_of(args.steps, sampler_name(pipe, args.scheduler))}) in {time.perf_counter() - started:.1f} s")
     return 0

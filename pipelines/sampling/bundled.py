@@ -1,7 +1,7 @@
 """The models shipped with the package (pipelines/sampling/assets/, diffusers format), by name.
 
     from axialrope.pipelines.sampling.bundled import bundled_model_path
-    pipe = DiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
+    pipe = AxialDiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
 
 They were trained by benchmarks/train_bundled.sh (docs/training.md, "Bundled models").
 """
@@ -41,29 +41,37 @@ def resolve_model(model: str | None) -> Path:
 
 
 def load_dit(model: str | Path):
-    """The DiT of a bundled name, a pipeline folder (its transformer/) or a model folder
-    (`save_pretrained` of a DiT, e.g. a training run's model_ema/)."""
+    """The DiT of a bundled name, a pipeline folder (its transformer/), a model folder (`save_pretrained`
+    of a DiT, e.g. a training run's model_ema/), a training run folder or one of its checkpoints (the
+    weights of the run's pipeline: EMA, or raw without EMA; see `runs`)."""
     from axialrope.models import DiT
 
     from .model_files import check_model_folder
+    from .runs import load_run_transformer
 
     folder = resolve_model(str(model))
     for candidate in (folder / "transformer", folder):
         if (candidate / "config.json").is_file():
             check_model_folder(candidate, "model")  # whole safetensors that fit config.json, or a ValueError
             return DiT.from_pretrained(str(candidate), use_safetensors=True)
+    transformer = load_run_transformer(folder) if folder.is_dir() else None
+    if transformer is not None:
+        return transformer
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder {str(model)!r} does not exist (nor is it a bundled model name)")
-    raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json) nor a pipeline folder (transformer/)")
+    raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json), a pipeline folder (transformer/) "
+                     "nor a training run or checkpoint")
 
 
 def load_pipeline(model: str | None, device: str = "auto"):
-    """The DiTPipeline in a folder (or bundled), on `device` ("auto": cuda if available), bf16 on cuda."""
+    """The AxialDiTPipeline of a bundled name or a folder: a pipeline, a training run, a checkpoint or
+    a run's model folder (see `AxialDiTPipeline.from_pretrained`), on `device` ("auto": cuda if
+    available), bf16 on cuda. diffusers' "Loading pipeline components" bar stays off (the load is instant)."""
     import torch
-
-    from .pipeline import DiTPipeline
+    from diffusers.utils import logging as diffusers_logging
 
     from .model_files import check_pipeline_folder
+    from .pipeline import AxialDiTPipeline
 
     path = resolve_model(model)
     if (path / "model_index.json").is_file():  # other folders: the pipeline's own loader says what is wrong
@@ -71,7 +79,13 @@ def load_pipeline(model: str | None, device: str = "auto"):
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-    return DiTPipeline.from_pretrained(path, dtype=dtype, use_safetensors=True).to(device)
+    bars_were_on = diffusers_logging.is_progress_bar_enabled()
+    diffusers_logging.disable_progress_bar()
+    try:
+        return AxialDiTPipeline.from_pretrained(path, dtype=dtype, use_safetensors=True).to(device)
+    finally:
+        if bars_were_on:
+            diffusers_logging.enable_progress_bar()
 
 
 __all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline", "resolve_model"]

@@ -1,7 +1,9 @@
 """Writing samples to disk: image grids, and videos as GIF, MP4 and PNG frames.
 
 All functions take the pipeline's "pt" output: images (b, c, h, w) or videos (b, t, c, h, w),
-float in [0, 1].
+float in [0, 1]. GIFs go through diffusers' `export_to_gif`. MP4 stays with PyAV (the `video`
+extra, which also reads training clips): diffusers' `export_to_video` needs imageio with
+imageio-ffmpeg, or OpenCV, neither of which this project depends on.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import PIL.Image
 import torch
+from diffusers.utils import export_to_gif
 from einops import rearrange
 from torchvision.utils import make_grid, save_image
 
@@ -54,13 +57,13 @@ def to_uint8_frames(frames: torch.Tensor) -> np.ndarray:
 def save_gif(frames: torch.Tensor, path: str | Path, fps: float = 4.0) -> Path:
     """Save frames (t, c, h, w) in [0, 1] as a looping GIF."""
     path = _parent_made(path)
-    pictures = [PIL.Image.fromarray(frame) for frame in to_uint8_frames(frames)]
-    pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=int(round(1000 / fps)), loop=0)
+    export_to_gif([PIL.Image.fromarray(frame) for frame in to_uint8_frames(frames)], str(path), fps=fps)
     return path
 
 
 def save_mp4(frames: torch.Tensor, path: str | Path, fps: float = 4.0) -> Path:
     """Save frames (t, c, h, w) in [0, 1] as an H.264 MP4; RuntimeError if PyAV is missing."""
+    # PyAV, not diffusers' export_to_video: that needs imageio-ffmpeg or OpenCV (not dependencies here)
     return write_mp4(to_uint8_frames(frames), path, fps)
 
 

@@ -1,14 +1,18 @@
 """A diffusers pipeline for the DiT: class-conditional images or video at any size, with RoPE extrapolation.
 
-    from axialrope.pipelines.sampling.pipeline import DiTPipeline
-    pipe = DiTPipeline.from_pretrained("pipelines/sampling/assets/shapes-rope")
+    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    pipe = AxialDiTPipeline.from_pretrained("pipelines/sampling/assets/shapes-rope")
     out = pipe(class_labels=["circle", "square"], height=64, width=64, extrapolation="dype-yarn",
-               guidance_scale=2.0, generator=torch.Generator().manual_seed(0))
-    out.images[0].save("circle.png")
+               guidance_scale=2.0, generator=torch.Generator().manual_seed(0), scheduler="unipc")
+    out.images[0].save("outputs/circle.png")
 
 The sampler is the training code's (`objectives.sample`); this pipeline adds the
-user-facing parts: labels by name, noise from a seed, sizes beyond the trained grid, output
-formats. Beyond the trained grid, an `axialrope.Extrapolation` plans per-axis RoPE scalings
+user-facing parts: labels by name, noise from a seed, sizes beyond the trained grid, any
+diffusers scheduler that fits the model's objective (`schedulers`), diffusers' call
+conventions (`latents`, `num_images_per_prompt`, `callback_on_step_end`, `output_type`,
+`return_dict`) and its image and video processors. Its own name, not diffusers' `DiTPipeline`
+(facebook's DiT), so that `DiffusionPipeline.from_pretrained` finds it (see `registration`).
+Beyond the trained grid, an `axialrope.Extrapolation` plans per-axis RoPE scalings
 and a logit scale for the requested token grid; the pipeline puts them into the model's
 `rope_config` before each step (every step for the timestep-dependent dype-* methods, whose
 plan depends on the flow-matching sigma, 1 = pure noise) and restores the model's own
@@ -28,24 +32,31 @@ import numpy as np
 import PIL.Image
 import torch
 from diffusers import DiffusionPipeline
+from diffusers.callbacks import MultiPipelineCallbacks, PipelineCallback
+from diffusers.image_processor import VaeImageProcessor
 from diffusers.utils import BaseOutput
-from einops import rearrange
+from diffusers.video_processor import VideoProcessor
 
+import axialrope.models.axial_dit.model  # noqa: F401  diffusers loads a component's class only from an imported module
 from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
 from ..objectives import draw_noise, make_objective, sample
+from .registration import LEGACY_CLASS_NAMES, is_axialrope_index, register_with_diffusers
+from .schedulers import OBJECTIVE_NAMES, check_scheduler, make_scheduler, scheduler_objective
 
-OUTPUT_TYPES = ("pil", "np", "pt")
+OUTPUT_TYPES = ("pil", "np", "pt", "latent")
 
 
 @dataclass
-class DiTPipelineOutput(BaseOutput):
+class AxialDiTPipelineOutput(BaseOutput):
     """images: an image model's samples; frames: a video model's (the other is None).
 
     output_type "pil": images is a list of PIL images, frames a list (per video) of lists of frames;
     "np": images (b, h, w, c), frames (b, t, h, w, c), float32 in [0, 1];
-    "pt": images (b, c, h, w), frames (b, t, c, h, w), float32 in [0, 1] (diffusers' layouts).
+    "pt": images (b, c, h, w), frames (b, t, c, h, w), float32 in [0, 1] (diffusers' layouts), on the CPU;
+    "latent": the sampler's state unprocessed, (b, c, h, w) or (b, c, t, h, w), float32, nominally in
+    [-1, 1] (this DiT works on pixels, so its latents are pixels before clamping and rescaling).
     """
 
     images: list[PIL.Image.Image] | np.ndarray | torch.Tensor | None = None
@@ -107,19 +118,23 @@ class RopeSwitcher:
         self.model.rope_config = self.original
 
 
-class DiTPipeline(DiffusionPipeline):
+class AxialDiTPipeline(DiffusionPipeline):
     """Samples a DiT (`axialrope.models.DiT`) with a diffusers scheduler.
 
     Args:
         transformer: the DiT; its config holds the trained size (`base_grid`), patch, classes.
         scheduler: FlowMatchEulerDiscreteScheduler for flow-matching models, DDPMScheduler for
-            epsilon models (`from_model` picks the training code's one for an objective).
+            epsilon models (`from_model` picks the training code's one for an objective); any
+            scheduler of `schedulers.SCHEDULERS` for the objective samples too.
         class_names: optional names of the class ids, so labels can be given by name.
+        objective: "flow" or "ddpm", what the DiT was trained with; default: what `scheduler`
+            samples. Kept in the config, so a scheduler swapped in later is checked against it.
     """
 
     model_cpu_offload_seq = "transformer"
+    _callback_tensor_inputs = ["latents"]
 
-    def __init__(self, transformer, scheduler, class_names: Sequence[str] | None = None):
+    def __init__(self, transformer, scheduler, class_names: Sequence[str] | None = None, objective: str | None = None):
         super().__init__()
         if class_names is not None:
             class_names = list(class_names)
@@ -127,33 +142,50 @@ class DiTPipeline(DiffusionPipeline):
                 raise ValueError(
                     f"class_names must be {transformer.config.num_classes} strings (one per class), got {class_names!r}"
                 )
+        objective = scheduler_objective(scheduler) if objective is None else objective
+        if objective not in OBJECTIVE_NAMES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVE_NAMES)} (what the DiT was trained with), "
+                             f"got {objective!r}")
+        check_scheduler(scheduler, objective)
         self.register_modules(transformer=transformer, scheduler=scheduler)
-        self.register_to_config(class_names=class_names)
+        self.register_to_config(class_names=class_names, objective=objective)
+        # the DiT works on pixels in [-1, 1]: the processors only denormalise and convert, never resize
+        self.image_processor = VaeImageProcessor(vae_scale_factor=1, do_resize=False)
+        self.video_processor = VideoProcessor(vae_scale_factor=1, do_resize=False)
 
     @classmethod
-    def from_model(cls, transformer, objective: str = "flow", class_names: Sequence[str] | None = None) -> "DiTPipeline":
+    def from_model(cls, transformer, objective: str = "flow",
+                   class_names: Sequence[str] | None = None) -> "AxialDiTPipeline":
         """A pipeline for a DiT trained with `objective` ("flow" or "ddpm"), with the training code's scheduler."""
-        return cls(transformer, make_objective(objective).scheduler(), class_names)
+        return cls(transformer, make_objective(objective).scheduler(), class_names, objective)
 
     # -- loading ---------------------------------------------------------------------------
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, **kwargs) -> "DiTPipeline":
+    def from_pretrained(cls, path: str | Path, **kwargs) -> "AxialDiTPipeline":
         """Load a pipeline folder written by `save_pretrained` (local folders only; no hub downloads).
 
-        kwargs go to diffusers' loader (e.g. torch_dtype=torch.bfloat16).
+        Also a training run's folder (its pipeline/), one of its checkpoints or its model_ema/ or
+        model/ (completed by the run's pipeline-config/; see `runs`). kwargs go to diffusers' loader
+        (e.g. torch_dtype=torch.bfloat16); a checkpoint or model folder takes only dtype / torch_dtype.
+        A folder saved as "DiTPipeline" by an earlier axialrope (its transformer an axialrope DiT) loads too.
         """
         folder = Path(path)
         if not folder.is_dir():
             raise FileNotFoundError(f"model folder {str(path)!r} does not exist")
         if not (folder / "model_index.json").is_file():
+            from .runs import load_run_pipeline  # a training run, its checkpoint or model folder; None if not one
+
+            pipe = load_run_pipeline(folder, cls, **kwargs)
+            if pipe is not None:
+                return pipe
             hint = " (a bare model folder? load it with DiT.from_pretrained)" if (folder / "config.json").is_file() else ""
             raise ValueError(f"{str(path)!r} is not a pipeline folder: it has no model_index.json{hint}")
         index = json.loads((folder / "model_index.json").read_text())
-        if index.get("_class_name") != cls.__name__:
-            raise ValueError(f"{str(path)!r} holds a {index.get('_class_name')!r}, not a {cls.__name__}")
-        import axialrope.models  # noqa: F401  diffusers loads the transformer's class only from an imported module
-
+        name = index.get("_class_name")
+        if name != cls.__name__ and not (name in LEGACY_CLASS_NAMES and is_axialrope_index(index)):
+            raise ValueError(f"{str(path)!r} holds a {name!r}; "
+                             f"{cls.__name__}.from_pretrained loads {cls.__name__} folders")
         return super().from_pretrained(str(folder), **kwargs)
 
     # -- inputs ----------------------------------------------------------------------------
@@ -220,6 +252,64 @@ class DiTPipeline(DiffusionPipeline):
             shape.append(int(size))
         return tuple(shape)
 
+    def _scheduler(self, scheduler) -> object:
+        """The scheduler of one call: the pipeline's own (None), a fresh one by name, or an instance; each
+        checked against the model's objective."""
+        if scheduler is None:
+            scheduler = self.scheduler
+        elif isinstance(scheduler, str):
+            return make_scheduler(scheduler, self.scheduler)  # unknown or unfitting names: ValueError listing them
+        check_scheduler(scheduler, self.config.objective)
+        return scheduler
+
+    @staticmethod
+    def _check_latents(latents, shape: tuple[int, ...]) -> torch.Tensor | None:
+        """`latents` checked against the samples' shape (b, c, h, w) or (b, c, t, h, w)."""
+        if latents is None:
+            return None
+        layout = "(batch, channels, height, width)" if len(shape) == 4 else "(batch, channels, frames, height, width)"
+        if not isinstance(latents, torch.Tensor):
+            raise TypeError(f"latents must be a torch.Tensor {layout}, got {type(latents).__name__}")
+        if not latents.is_floating_point():
+            raise ValueError(f"latents must be a floating-point tensor (standard normal noise), "
+                             f"got dtype {latents.dtype}")
+        if tuple(latents.shape) != shape:
+            raise ValueError(f"latents must have shape {shape}, {layout} of the samples asked for "
+                             f"(labels x num_images_per_prompt, and the size), got {tuple(latents.shape)}")
+        return latents
+
+    def _callback_inputs(self, callback, tensor_inputs) -> list[str]:
+        """The tensor names a `callback_on_step_end` receives, checked (diffusers' check_inputs)."""
+        if isinstance(callback, (PipelineCallback, MultiPipelineCallbacks)):
+            tensor_inputs = callback.tensor_inputs  # diffusers' callback objects name their own
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback_on_step_end must be callable as (pipe, step, timestep, callback_kwargs), "
+                            f"got {type(callback).__name__}")
+        if isinstance(tensor_inputs, str) or not isinstance(tensor_inputs, Sequence):
+            raise ValueError(f"callback_on_step_end_tensor_inputs must be a list of names from "
+                             f"{self._callback_tensor_inputs}, got {tensor_inputs!r}")
+        unknown = [name for name in tensor_inputs if name not in self._callback_tensor_inputs]
+        if unknown:
+            raise ValueError(f"callback_on_step_end_tensor_inputs must be in {self._callback_tensor_inputs}, "
+                             f"but found {unknown}")
+        return list(tensor_inputs)
+
+    def _run_callback(self, callback, tensor_inputs: list[str], step: int, timestep, latents: torch.Tensor):
+        """Call `callback` as diffusers pipelines do; a "latents" it returns replaces the sampler state."""
+        available = {"latents": latents}
+        outputs = callback(self, step, timestep, {name: available[name] for name in tensor_inputs})
+        if outputs is None:
+            return latents
+        if not isinstance(outputs, dict):
+            raise TypeError(f"callback_on_step_end must return a dict of tensors (or None), "
+                            f"got {type(outputs).__name__}")
+        replaced = outputs.pop("latents", latents)
+        if not isinstance(replaced, torch.Tensor) or replaced.shape != latents.shape:
+            got = tuple(replaced.shape) if isinstance(replaced, torch.Tensor) else type(replaced).__name__
+            raise ValueError(f"callback_on_step_end returned latents of shape {got}; "
+                             f"they must keep {tuple(latents.shape)}")
+        return replaced.to(latents.device, torch.float32)
+
     # -- sampling --------------------------------------------------------------------------
 
     @torch.no_grad()
@@ -237,11 +327,16 @@ class DiTPipeline(DiffusionPipeline):
         batch_size: int = 1,
         output_type: str = "pil",
         return_dict: bool = True,
-    ) -> DiTPipelineOutput | tuple:
+        num_images_per_prompt: int = 1,
+        latents: torch.Tensor | None = None,
+        scheduler=None,
+        callback_on_step_end=None,
+        callback_on_step_end_tensor_inputs: Sequence[str] = ("latents",),
+    ) -> AxialDiTPipelineOutput | tuple:
         """Sample images (or videos) of one size.
 
         Args:
-            class_labels: ids or names, one per sample; None samples unconditionally (`batch_size` samples).
+            class_labels: ids or names; None samples unconditionally (`batch_size` samples).
             height, width, num_frames: pixels (frames); default the trained size. num_frames only for video.
             num_inference_steps: sampler steps.
             guidance_scale: classifier-free guidance against the model's null class (1: none).
@@ -250,8 +345,21 @@ class DiTPipeline(DiffusionPipeline):
             extrapolation: method name (see `axialrope.extrapolation`) or an `Extrapolation`.
             entropy_scaling: with a method name, also scale attention logits by sqrt(log N / log N_train).
             batch_size: samples when class_labels is None.
-            output_type: "pil", "np" or "pt" (see `DiTPipelineOutput`).
+            output_type: "pil", "np", "pt" or "latent" (see `AxialDiTPipelineOutput`).
             return_dict: False returns the tuple (images_or_frames,).
+            num_images_per_prompt: samples per class label (each label's samples next to each other), or
+                per `batch_size` unconditionally: b = labels (or batch_size) x num_images_per_prompt.
+            latents: the initial noise instead of drawing it, (b, c, h, w) or (b, c, t, h, w), standard
+                normal (the scheduler's init_noise_sigma scales it, as in diffusers); a video model's
+                frame-correlated prior is then the caller's to draw (`objectives.draw_noise`).
+            scheduler: a name of `schedulers.SCHEDULERS` for the model's objective ("euler", "heun",
+                "dpm++", "unipc"; DDPM models: "ddpm", "ddim", "euler", "dpm++", "unipc"), or a diffusers
+                scheduler instance; default the pipeline's own.
+            callback_on_step_end: called after every step as `callback(pipe, step, timestep, callback_kwargs)`,
+                callback_kwargs holding the tensors named in `callback_on_step_end_tensor_inputs`; a dict
+                it returns with "latents" replaces them (diffusers' convention). PipelineCallback objects work.
+            callback_on_step_end_tensor_inputs: names from `_callback_tensor_inputs` ("latents": the
+                sampler state, float32 (b, c, ...)).
         """
         if output_type not in OUTPUT_TYPES:
             raise ValueError(f"output_type must be one of {OUTPUT_TYPES}, got {output_type!r}")
@@ -261,53 +369,59 @@ class DiTPipeline(DiffusionPipeline):
             raise ValueError(f"guidance_scale must be a finite number, got {guidance_scale!r}")
         if not is_int(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not is_int(num_images_per_prompt) or num_images_per_prompt < 1:
+            raise ValueError(f"num_images_per_prompt must be a positive integer, got {num_images_per_prompt!r}")
+        tensor_inputs = self._callback_inputs(callback_on_step_end, callback_on_step_end_tensor_inputs)
         method = as_extrapolation(extrapolation, entropy_scaling)
         labels, batch = self._labels(class_labels, batch_size, float(guidance_scale))
+        if labels is not None:
+            labels = labels.repeat_interleave(num_images_per_prompt)
+        batch *= num_images_per_prompt
         shape = self._sample_shape(height, width, num_frames)
+        sampler = self._scheduler(scheduler)
         model, device = self.transformer, self._execution_device
+        latents = self._check_latents(latents, (batch, model.config.in_channels, *shape))
         grid = tuple(s // p for s, p in zip(shape, model.patchify.patch))
         switcher = RopeSwitcher(model, method, grid)  # checks the method against the model and grid
 
-        # a video model trained on frame-correlated noise samples from the same prior
-        noise = draw_noise((batch, model.config.in_channels, *shape), model.config.frame_noise_correlation, generator)
+        if latents is None:  # a video model trained on frame-correlated noise samples from the same prior
+            latents = draw_noise((batch, model.config.in_channels, *shape), model.config.frame_noise_correlation,
+                                 generator)
         progress = self.progress_bar(total=num_inference_steps)
 
-        def on_step(step: int, time: float) -> None:
-            switcher(step, time)
-            if step:
+        def on_step_end(step: int, timestep, x: torch.Tensor) -> torch.Tensor:
+            if callback_on_step_end is not None:
+                x = self._run_callback(callback_on_step_end, tensor_inputs, step, timestep, x)
+            # a second-order scheduler (Heun) calls the model twice per step: the bar counts steps, as diffusers'
+            if step == len(sampler.timesteps) - 1 or (step + 1) % sampler.order == 0:
                 progress.update(1)
+            return x
 
         try:
             samples = sample(
-                model, None, noise.to(device), None if labels is None else labels.to(device), num_inference_steps,
-                float(guidance_scale), model.null_class, generator=generator, scheduler=self.scheduler,
-                on_step=on_step,
+                model, None, latents.to(device), None if labels is None else labels.to(device), num_inference_steps,
+                float(guidance_scale), model.null_class, generator=generator, scheduler=sampler,
+                on_step=switcher, on_step_end=on_step_end,
             )
-            progress.update(1)
         finally:
             switcher.restore()
             progress.close()
-        result = self.postprocess(samples)
-        result = result if output_type == "pt" else self._to_output_type(result, output_type)
+        result = self.postprocess(samples, output_type)
         if not return_dict:
             return (result,)
-        return DiTPipelineOutput(frames=result) if self.is_video else DiTPipelineOutput(images=result)
+        return AxialDiTPipelineOutput(frames=result) if self.is_video else AxialDiTPipelineOutput(images=result)
 
-    def postprocess(self, samples: torch.Tensor) -> torch.Tensor:
-        """Samples in [-1, 1], (b, c, h, w) or (b, c, t, h, w) -> float32 in [0, 1], (b, c, h, w) or (b, t, c, h, w)."""
-        images = ((samples.float().clamp(-1, 1) + 1) / 2).cpu()
-        return rearrange(images, "b c t h w -> b t c h w") if images.ndim == 5 else images
-
-    @staticmethod
-    def _to_output_type(images: torch.Tensor, output_type: str):
-        """(b, [t,] c, h, w) in [0, 1] -> numpy channels-last, or PIL images (a list per video)."""
-        array = rearrange(images, "... c h w -> ... h w c").numpy()
-        if output_type == "np":
-            return array
-        pixels = (array * 255).round().astype(np.uint8)
-        if pixels.ndim == 5:
-            return [[PIL.Image.fromarray(frame) for frame in video] for video in pixels]
-        return [PIL.Image.fromarray(image) for image in pixels]
+    def postprocess(self, samples: torch.Tensor, output_type: str = "pt"):
+        """Samples in [-1, 1], (b, c, h, w) or (b, c, t, h, w) -> `output_type` (see `AxialDiTPipelineOutput`)
+        through diffusers' VaeImageProcessor / VideoProcessor (denormalised to [0, 1], clamped)."""
+        if output_type == "latent":
+            return samples
+        samples = samples.float().cpu()
+        if samples.ndim == 5:
+            return self.video_processor.postprocess_video(samples, output_type=output_type)
+        return self.image_processor.postprocess(samples, output_type=output_type)
 
 
-__all__ = ["DiTPipeline", "DiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher", "as_extrapolation"]
+register_with_diffusers(AxialDiTPipeline)
+
+__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher", "as_extrapolation"]

@@ -28,7 +28,6 @@ durably under its final name; the text LM's single-file checkpoints use them too
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -71,19 +70,27 @@ def fsync_path(path: str | Path) -> None:
 
 
 def publish(temporary: str | Path, final: str | Path) -> Path:
-    """Durably move a fully written file or (flat) folder to its final name.
+    """Durably move a fully written file or folder to its final name.
 
-    fsyncs the file (or every file of the folder, then the folder), renames it over `final`
-    (atomic on one file system; a folder's `final` must not exist) and fsyncs the parent, so
-    that after a crash at any point `final` is either absent, the old version or complete.
+    fsyncs the file (or everything in the folder, then the folder), renames it over `final`
+    (atomic on one file system) and fsyncs the parent, so that after a crash `final` is the
+    old version or the complete new one. A folder cannot be renamed over another: an old
+    `final` folder is first moved aside to `<final>.old.tmp`, removed once the new one is in place.
     """
     temporary, final = Path(temporary), Path(final)
     if temporary.is_dir():
-        for item in temporary.iterdir():
+        for item in sorted(temporary.rglob("*"), reverse=True):  # files before the folders holding them
             fsync_path(item)
     fsync_path(temporary)
+    old = None
+    if temporary.is_dir() and final.exists():
+        old = final.with_name(final.name + ".old.tmp")
+        shutil.rmtree(old, ignore_errors=True)  # left by a crash during an earlier publish
+        final.rename(old)
     os.replace(temporary, final)
     fsync_path(final.parent)
+    if old is not None:
+        shutil.rmtree(old)
     return final
 
 

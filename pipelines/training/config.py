@@ -57,8 +57,9 @@ class TrainConfig:
     patch_size: int = _help("spatial patch size p (tokens are p x p pixels)", default=2)
     temporal_patch_size: int = _help("temporal patch size r for video", default=1)
     init_from: str | None = _help(
-        "start from these weights: a bundled model name, a pipeline or a model folder; an image "
-        "model is inflated into a video model (axialrope.models.axial_dit.inflate)", default=None
+        "start from these weights: a bundled model name, a pipeline or a model folder, a training run (its "
+        "pipeline) or one of its checkpoints; an image model is inflated into a video model "
+        "(axialrope.models.axial_dit.inflate)", default=None
     )
     class_conditional: bool = _help("condition on class labels when the data has them", default=True)
     label_dropout: float = _help("probability of replacing a label by the null class (for guidance)", default=0.1)
@@ -208,14 +209,16 @@ class TrainConfig:
         if self.init_from is not None:
             from ..sampling.bundled import resolve_model
             from ..sampling.model_files import check_model_folder
+            from ..sampling.runs import check_run_part
 
             if not isinstance(self.init_from, str) or not self.init_from:
                 raise ValueError(f"init_from must be a model name or folder, got {self.init_from!r}")
             folder = resolve_model(self.init_from)
             if not folder.is_dir():
                 raise ValueError(f"init_from {self.init_from!r} is neither a bundled model name nor an existing folder")
-            # headers only: a truncated or mismatched model fails here, not after the data is read
-            check_model_folder(folder / "transformer" if (folder / "transformer").is_dir() else folder, "init_from")
+            # a truncated or mismatched model fails here, not after the data is read
+            if not check_run_part(folder, "init_from"):
+                check_model_folder(folder / "transformer" if (folder / "transformer").is_dir() else folder, "init_from")
         if not isinstance(self.output_dir, str) or not self.output_dir:
             raise ValueError(f"output_dir must be a folder path, got {self.output_dir!r}")
         check_output_folder(self.output_dir, "output_dir")

@@ -25,7 +25,12 @@ Output folder:
     checkpoints/checkpoint-000500/   every `checkpointing_steps`, and at the end of the run
     loss.jsonl, loss.png             the loss log and its plot
     model/, model_ema/               `save_pretrained` of the trained and the EMA weights
+    pipeline/                        the EMA weights (raw ones without EMA) as an AxialDiTPipeline, at the end
+    pipeline-config/                 the same without weights, from the start: with it any checkpoint loads
+                                     as a pipeline (`axialrope sample --model <run>/checkpoints/<checkpoint>`)
     samples.png                      a sample grid from the EMA weights (a row per class)
+
+The pipelines hold the class names of the data (a folder's subfolders in their id order).
 """
 
 from __future__ import annotations
@@ -159,14 +164,29 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
     return samples, count // rows
 
 
+def _write_pipeline_config(model, dataset, objective, output: Path) -> None:
+    """Main process: the run's pipeline without weights (pipeline-config/), so that every checkpoint and
+    the final weights load as a pipeline with the data's class names and the objective's scheduler."""
+    from ..sampling.pipeline import AxialDiTPipeline
+    from ..sampling.runs import PIPELINE_CONFIG, write_pipeline_config
+
+    class_names = getattr(dataset, "class_names", None) if model.config.num_classes else None
+    pipe = AxialDiTPipeline(model, objective.scheduler(), class_names, objective.name)
+    write_pipeline_config(pipe, output / PIPELINE_CONFIG)
+
+
 def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective, output: Path) -> None:
-    """Main process: save_pretrained of the model and its EMA, the sample grid and the loss plot."""
+    """Main process: save_pretrained of the model and its EMA, the run's pipeline of the EMA weights
+    (raw without EMA), the sample grid and the loss plot."""
+    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config, save_pipeline
+
     model = accelerator.unwrap_model(model)
     model.save_pretrained(output / "model")
     if ema is not None:
         ema.store(model.parameters())
         ema.copy_to(model.parameters())
         model.save_pretrained(output / "model_ema")
+    save_pipeline(pipeline_from_config(output / PIPELINE_CONFIG, model), output / PIPELINE)
     samples, per_row = _final_samples(model, config, objective, accelerator.device)
     if ema is not None:
         ema.restore(model.parameters())
@@ -223,6 +243,8 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
 
     loader, sampler = build_loader(config, dataset, accelerator.num_processes, accelerator.process_index)
     objective = make_objective(config.objective, config.timestep_sampling)
+    if accelerator.is_main_process:
+        _write_pipeline_config(unwrapped, dataset, objective, output)
     null_class = unwrapped.null_class
     batches = _endless_batches(loader, sampler, epoch, skip)
     generator = torch.Generator(device=accelerator.device)

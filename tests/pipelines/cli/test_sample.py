@@ -11,7 +11,7 @@ from PIL import Image
 from axialrope.models import create_dit
 from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder, bundled_model_path, load_dit
 from axialrope.pipelines.cli import main
-from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +19,10 @@ def tiny_folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("pipes")
     torch.manual_seed(0)
     image = create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=2)
-    DiTPipeline.from_model(image, class_names=["circle", "ring"]).save_pretrained(root / "image")
+    AxialDiTPipeline.from_model(image, class_names=["circle", "ring"]).save_pretrained(root / "image")
     video = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
                        num_classes=0)
-    DiTPipeline.from_model(video).save_pretrained(root / "video")
+    AxialDiTPipeline.from_model(video).save_pretrained(root / "video")
     return root
 
 
@@ -34,10 +34,10 @@ def test_bundled_models_are_pipelines_of_the_trained_sizes():
     for name, grid in sizes.items():
         index = json.loads((bundled_model_path(name) / "model_index.json").read_text())
         config = json.loads((bundled_model_path(name) / "transformer" / "config.json").read_text())
-        assert index["_class_name"] == "DiTPipeline" and len(index["class_names"]) == config["num_classes"] == 6
+        assert index["_class_name"] == "AxialDiTPipeline" and len(index["class_names"]) == config["num_classes"] == 6
         assert config["position_encoding"] == ("sincos" if "sincos" in name else "rope")
         assert (bundled_model_path(name) / "transformer" / "diffusion_pytorch_model.safetensors").is_file()
-    pipe = DiTPipeline.from_pretrained(bundled_model_path("moving-shapes-rope"))
+    pipe = AxialDiTPipeline.from_pretrained(bundled_model_path("moving-shapes-rope"))
     assert pipe.transformer.base_grid == sizes["moving-shapes-rope"]
 
 

@@ -1,4 +1,4 @@
-"""DiTPipeline: shapes and outputs, save/load, extrapolation plans applied per step, restore, bad input.
+"""AxialDiTPipeline: shapes and outputs, save/load, extrapolation plans applied per step, restore, bad input.
 
 Models here are tiny and randomly initialised (all weights perturbed so the output depends on
 positions); sample quality is irrelevant.
@@ -16,7 +16,7 @@ import torch
 from axialrope import Extrapolation
 from axialrope.extrapolation import EXTRAPOLATION_METHODS
 from axialrope.models import create_dit
-from axialrope.pipelines.sampling.pipeline import DiTPipeline
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 STEPS = 3
 
@@ -33,7 +33,7 @@ def _randomised(model):
 def _image_pipe(position_encoding="rope"):
     model = create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=3,
                        position_encoding=position_encoding)
-    return DiTPipeline.from_model(_randomised(model), class_names=["circle", "square", "ring"])
+    return AxialDiTPipeline.from_model(_randomised(model), class_names=["circle", "square", "ring"])
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def image_pipe():
 def video_pipe():
     model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
                        num_classes=0)
-    return DiTPipeline.from_model(_randomised(model))
+    return AxialDiTPipeline.from_model(_randomised(model))
 
 
 def _seeded(seed=0):
@@ -83,8 +83,8 @@ def test_a_video_model_samples_from_the_frame_correlated_noise_it_was_trained_on
     # at init the output layer is zero, so the velocity is 0 and the samples are the initial noise
     model = create_dit("tiny", sample_size=8, num_frames=4, patch_size=2, in_channels=3, num_classes=0,
                        frame_noise_correlation=rho)
-    DiTPipeline.from_model(model).save_pretrained(tmp_path)  # the prior travels with the weights
-    frames = _run(DiTPipeline.from_pretrained(tmp_path), batch_size=16)  # (b, t, c, h, w), noise clamped into [0, 1]
+    AxialDiTPipeline.from_model(model).save_pretrained(tmp_path)  # the prior travels with the weights
+    frames = _run(AxialDiTPipeline.from_pretrained(tmp_path), batch_size=16)  # (b, t, c, h, w), noise clamped into [0, 1]
     first, last = frames[:, 0].flatten(), frames[:, -1].flatten()
     assert abs(float(torch.corrcoef(torch.stack([first, last]))[0, 1]) - rho) < 0.1
 
@@ -99,7 +99,7 @@ def test_return_dict_false_gives_a_tuple(image_pipe):
 
 def test_save_and_load_give_identical_samples(image_pipe, tmp_path):
     image_pipe.save_pretrained(tmp_path / "pipe")
-    loaded = DiTPipeline.from_pretrained(tmp_path / "pipe")
+    loaded = AxialDiTPipeline.from_pretrained(tmp_path / "pipe")
     assert loaded.config.class_names == ["circle", "square", "ring"]
     assert loaded.transformer.base_grid == image_pipe.transformer.base_grid
     assert type(loaded.scheduler) is type(image_pipe.scheduler)
@@ -117,10 +117,10 @@ def test_the_same_seed_gives_the_same_samples_and_another_seed_does_not(image_pi
 def test_the_seed_also_draws_the_noise_of_stochastic_samplers(image_pipe, sampler):
     """DDPM, and flow matching with diffusers' stochastic_sampling, draw fresh noise at every step."""
     if sampler == "ddpm":
-        pipe = DiTPipeline.from_model(image_pipe.transformer, "ddpm")
+        pipe = AxialDiTPipeline.from_model(image_pipe.transformer, "ddpm")
     else:
         scheduler = type(image_pipe.scheduler).from_config(image_pipe.scheduler.config, stochastic_sampling=True)
-        pipe = DiTPipeline(image_pipe.transformer, scheduler)
+        pipe = AxialDiTPipeline(image_pipe.transformer, scheduler)
     pipe.set_progress_bar_config(disable=True)
     first = _run(pipe, class_labels=[1])
     torch.manual_seed(123)  # the global generator must not matter
@@ -249,7 +249,7 @@ def test_sincos_model_takes_none_and_entropy_scaling_only():
         (dict(class_labels=["hexagon"]), ValueError, "unknown class 'hexagon'"),
         (dict(class_labels=[3]), ValueError, "out of range"),
         (dict(class_labels=[0.5]), TypeError, "integer ids or names"),
-        (dict(output_type="latent"), ValueError, "output_type must be one of"),
+        (dict(output_type="latents"), ValueError, "output_type must be one of"),
         (dict(num_inference_steps=0), ValueError, "num_inference_steps"),
     ],
 )
@@ -274,16 +274,16 @@ def test_unconditional_model_rejects_labels_and_guidance(video_pipe):
 
 def test_loading_a_missing_or_non_model_folder_fails_clearly(image_pipe, tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        DiTPipeline.from_pretrained(tmp_path / "nowhere")
+        AxialDiTPipeline.from_pretrained(tmp_path / "nowhere")
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no model_index.json"):
-        DiTPipeline.from_pretrained(tmp_path / "empty")
+        AxialDiTPipeline.from_pretrained(tmp_path / "empty")
     image_pipe.transformer.save_pretrained(tmp_path / "bare")
     with pytest.raises(ValueError, match="DiT.from_pretrained"):
-        DiTPipeline.from_pretrained(tmp_path / "bare")
+        AxialDiTPipeline.from_pretrained(tmp_path / "bare")
 
 
 def test_class_names_must_match_the_classes():
     model = create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=2)
     with pytest.raises(ValueError, match="class_names must be 2 strings"):
-        DiTPipeline.from_model(model, class_names=["a", "b", "c"])
+        AxialDiTPipeline.from_model(model, class_names=["a", "b", "c"])

@@ -1,0 +1,141 @@
+"""diffusers' call conventions on AxialDiTPipeline: latents, num_images_per_prompt, callback_on_step_end,
+output types through diffusers' processors, and clear errors for each."""
+
+from __future__ import annotations
+
+import numpy as np
+import PIL.Image
+import pytest
+import torch
+from diffusers.callbacks import PipelineCallback
+
+from axialrope.models import create_dit
+from axialrope.pipelines.objectives import draw_noise
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+
+STEPS = 2
+
+
+def _randomised(model):
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(0.2 * torch.randn(parameter.shape, generator=generator))
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    model = create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=3)
+    pipe = AxialDiTPipeline.from_model(_randomised(model), class_names=["circle", "square", "ring"])
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+@pytest.fixture(scope="module")
+def video_pipe():
+    model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
+                       num_classes=0, frame_noise_correlation=0.5)
+    pipe = AxialDiTPipeline.from_model(_randomised(model))
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+def _run(pipe, seed=0, **kwargs):
+    kwargs = {"num_inference_steps": STEPS, "output_type": "pt", **kwargs}
+    output = pipe(generator=torch.Generator().manual_seed(seed), **kwargs)
+    return output.images if output.images is not None else output.frames
+
+
+def test_num_images_per_prompt_gives_each_label_its_samples_side_by_side(pipe):
+    per_prompt = _run(pipe, class_labels=["ring", "circle"], num_images_per_prompt=3)
+    repeated = _run(pipe, class_labels=["ring"] * 3 + ["circle"] * 3)
+    assert per_prompt.shape == (6, 3, 8, 8) and torch.equal(per_prompt, repeated)
+    assert _run(pipe, batch_size=2, num_images_per_prompt=2, class_labels=None).shape[0] == 4  # unconditional
+
+
+def test_latents_replace_the_drawn_noise(pipe, video_pipe):
+    latents = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(5))
+    drawn = _run(pipe, seed=5, class_labels=[0, 1])  # the seed draws exactly these latents
+    assert torch.equal(_run(pipe, seed=9, class_labels=[0, 1], latents=latents), drawn)
+    assert torch.equal(_run(pipe, seed=9, class_labels=[0, 1], latents=latents.double()), drawn)
+    # a video model's latents: (b, c, t, h, w), its frame-correlated prior is the caller's to draw
+    noise = draw_noise((1, 3, 4, 8, 8), 0.5, torch.Generator().manual_seed(3))
+    assert torch.equal(_run(video_pipe, seed=3), _run(video_pipe, seed=7, latents=noise))
+
+
+def test_output_types_go_through_diffusers_processors(pipe, video_pipe):
+    latent = _run(pipe, class_labels=[0], output_type="latent")
+    assert latent.shape == (1, 3, 8, 8) and latent.dtype == torch.float32 and latent.min() < 0  # before [0, 1]
+    pt = _run(pipe, class_labels=[0])
+    torch.testing.assert_close(pt, pipe.image_processor.postprocess(latent, output_type="pt"), rtol=0, atol=0)
+    torch.testing.assert_close(pt, (latent.clamp(-1, 1) + 1) / 2)
+    array = _run(pipe, class_labels=[0], output_type="np")
+    assert array.shape == (1, 8, 8, 3) and np.allclose(array, pt.permute(0, 2, 3, 1).numpy())
+    (picture,) = _run(pipe, class_labels=[0], output_type="pil")
+    assert isinstance(picture, PIL.Image.Image) and picture.size == (8, 8)
+    assert _run(video_pipe, output_type="latent").shape == (1, 3, 4, 8, 8)  # the sampler's layout (b, c, t, h, w)
+    assert _run(video_pipe).shape == (1, 4, 3, 8, 8)  # diffusers' video layout (b, t, c, h, w)
+    (images,) = pipe(class_labels=[0], num_inference_steps=1, output_type="latent", return_dict=False)
+    assert images.shape == (1, 3, 8, 8)
+
+
+def test_callback_on_step_end_sees_every_step_and_may_replace_the_latents(pipe):
+    seen = []
+
+    def record(p, step, timestep, callback_kwargs):
+        assert p is pipe
+        seen.append((step, float(timestep), tuple(callback_kwargs["latents"].shape)))
+        return callback_kwargs
+
+    plain = _run(pipe, class_labels=[0, 1], num_inference_steps=3)
+    assert torch.equal(_run(pipe, class_labels=[0, 1], num_inference_steps=3, callback_on_step_end=record), plain)
+    assert [s for s, _, _ in seen] == [0, 1, 2] and all(shape == (2, 3, 8, 8) for _, _, shape in seen)
+    assert seen[0][1] == 1000.0  # the timestep of the step just taken, flow matching starting at sigma = 1
+
+    def zero_at_the_end(p, step, timestep, callback_kwargs):
+        return {"latents": torch.zeros_like(callback_kwargs["latents"])} if step == 2 else {}
+
+    latent = _run(pipe, class_labels=[0], num_inference_steps=3, callback_on_step_end=zero_at_the_end, output_type="latent")
+    assert torch.equal(latent, torch.zeros(1, 3, 8, 8))
+
+
+def test_diffusers_callback_objects_are_called_with_their_own_tensor_inputs(pipe):
+    class Halve(PipelineCallback):
+        tensor_inputs = ["latents"]
+
+        def callback_fn(self, pipeline, step_index, timestep, callback_kwargs):
+            return {"latents": callback_kwargs["latents"] / 2}
+
+    halved = _run(pipe, class_labels=[0], num_inference_steps=1, output_type="latent", callback_on_step_end=Halve())
+    torch.testing.assert_close(halved, _run(pipe, class_labels=[0], num_inference_steps=1, output_type="latent") / 2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match, model_calls",
+    [
+        (dict(latents=torch.randn(2, 3, 8, 8)), ValueError, r"latents must have shape \(1, 3, 8, 8\)", 0),
+        (dict(latents=torch.randn(1, 3, 16, 16)), ValueError, r"\(batch, channels, height, width\).*got \(1, 3, 16, 16\)", 0),
+        (dict(latents=torch.zeros(1, 3, 8, 8, dtype=torch.long)), ValueError, "floating-point tensor.*torch.int64", 0),
+        (dict(latents=np.zeros((1, 3, 8, 8))), TypeError, "latents must be a torch.Tensor", 0),
+        (dict(callback_on_step_end="print"), TypeError, "callback_on_step_end must be callable", 0),
+        (dict(callback_on_step_end=lambda *a: {}, callback_on_step_end_tensor_inputs=["latents", "noise_pred"]),
+         ValueError, r"must be in \['latents'\], but found \['noise_pred'\]", 0),
+        (dict(callback_on_step_end=lambda *a: {}, callback_on_step_end_tensor_inputs="latents"),
+         ValueError, "must be a list of names", 0),
+        (dict(num_images_per_prompt=0), ValueError, "num_images_per_prompt must be a positive integer", 0),
+        # what a callback returns is known only after its step
+        (dict(callback_on_step_end=lambda *a: 3), TypeError, "must return a dict", 1),
+        (dict(callback_on_step_end=lambda p, s, t, kw: {"latents": kw["latents"][:, :1]}), ValueError,
+         r"returned latents of shape \(1, 1, 8, 8\)", 1),
+    ],
+)
+def test_bad_latents_and_callbacks_get_clear_errors(pipe, kwargs, error, match, model_calls):
+    calls = []
+    handle = pipe.transformer.register_forward_pre_hook(lambda module, args: calls.append(1))
+    try:
+        with pytest.raises(error, match=match):
+            _run(pipe, class_labels=[0], **kwargs)
+    finally:
+        handle.remove()
+    assert len(calls) == model_calls
