@@ -44,7 +44,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     parser.add_argument("--extrapolation", default="none",
-                        help="none, pi, ntk, yarn, riflex, dype-pi, dype-ntk or dype-yarn; NAME+entropy adds entropy scaling")
+                        help="none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; NAME+entropy adds entropy scaling")
     parser.add_argument("--entropy-scaling", action="store_true", help="scale attention logits by sqrt(log N / log N_train)")
     parser.add_argument("--out", default="outputs/sample.png", help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video (all three are written)")
 

@@ -10,9 +10,9 @@ The sampler is the training code's (`objectives.sample`); this pipeline adds the
 user-facing parts: labels by name, noise from a seed, sizes beyond the trained grid, output
 formats. Beyond the trained grid, an `axialrope.Extrapolation` plans per-axis RoPE scalings
 and a logit scale for the requested token grid; the pipeline puts them into the model's
-`rope_config` before each step (every step for the timestep-dependent dype-* methods, whose
-plan depends on the flow-matching sigma, 1 = pure noise) and restores the model's own
-config afterwards, even if sampling fails.
+`rope_config` before each step (every step for the timestep-dependent dype-* and kappa-*
+methods, whose plan depends on the flow-matching sigma, 1 = pure noise) and restores the
+model's own config afterwards, even if sampling fails.
 """
 
 from __future__ import annotations
