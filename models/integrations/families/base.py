@@ -103,6 +103,7 @@ class ExtrapolatedRope(nn.Module):
         self.time = time
         self.cache_size = cache_size
         self._cache: OrderedDict = OrderedDict()
+        self._plans: dict = {}  # (grid, t, spacing) -> plan or None, so a step does no planning twice
 
     def token_spacing(self) -> Sequence[float] | None:
         """Per axis, position units between neighbouring tokens (None: token indices)."""
@@ -119,10 +120,15 @@ class ExtrapolatedRope(nn.Module):
         if all(n <= trained for n, trained in zip(grid, self.trained_grid)):
             return None  # every method is the trained encoding here; no timestep is read
         t = self.time.value() if self.extrapolation.is_timestep_dependent else None
-        plan = self.extrapolation.plan(self.trained_grid, grid, t, token_spacing=self.token_spacing())
-        if plan.logit_scale == 1.0 and all(_is_identity(s, *axis) for s, axis in zip(plan.scalings, self.planned_axes())):
-            return None  # e.g. riflex not yet past N_k, or dype-ntk at t = 0
-        return plan
+        key = (grid, t, self.token_spacing())
+        if key not in self._plans:
+            plan = self.extrapolation.plan(self.trained_grid, grid, t, token_spacing=self.token_spacing())
+            if plan.logit_scale == 1.0 and all(_is_identity(s, *a) for s, a in zip(plan.scalings, self.planned_axes())):
+                plan = None  # e.g. riflex not yet past N_k, or dype-ntk at t = 0
+            if len(self._plans) >= 64:  # timestep-dependent methods plan every step: keep it bounded
+                self._plans.clear()
+            self._plans[key] = plan
+        return self._plans[key]
 
     def cached(self, key: tuple, build: Callable[[], object]):
         """The table under `key`, built once; under torch.compile the cache is bypassed."""
@@ -140,6 +146,7 @@ class ExtrapolatedRope(nn.Module):
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._plans.clear()
 
     def extra_repr(self) -> str:
         return f"method={self.extrapolation.method!r}, trained_grid={self.trained_grid}"
@@ -159,6 +166,62 @@ def axial_table(axes_dims: Sequence[int], thetas: Sequence[float], scalings: Seq
         gain = math.sqrt(logit_scale)
         cos, sin = cos * gain, sin * gain
     return cos, sin
+
+
+def grid_table(axes_dims: Sequence[int], thetas: Sequence[float], scalings: Sequence, logit_scale: float,
+               positions: Sequence[torch.Tensor], full: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos, sin of a grid whose axis a has the positions `positions[a]` (n_a,), row-major.
+
+    Returns (prod n_a, pairs) half-width tables, or with `full` (prod n_a, 2 pairs) with each
+    pair's value twice. Each axis's 1D table is built once (float64 angles, as `axial_table`)
+    and broadcast over the grid, as diffusers' own grid modules do: the same values as
+    per-token angles, for sum n_a instead of prod n_a trigonometric evaluations.
+    """
+    sizes = [len(p) for p in positions]
+    gain = math.sqrt(logit_scale)
+    cos_parts, sin_parts = [], []
+    for axis, (dim, theta, scaling, where) in enumerate(zip(axes_dims, thetas, scalings, positions)):
+        embedding = AxialRotaryEmbedding((dim,), theta=theta, scaling=[scaling], cache_size=1)
+        cos, sin = embedding(where[:, None])  # (n_a, dim // 2)
+        if gain != 1.0:
+            cos, sin = cos * gain, sin * gain
+        if full:
+            cos, sin = full_width(cos), full_width(sin)
+        shape = [1] * len(sizes) + [cos.shape[-1]]
+        shape[axis] = sizes[axis]
+        cos_parts.append(cos.view(shape).expand(*sizes, -1))
+        sin_parts.append(sin.view(shape).expand(*sizes, -1))
+    width = sum(t.shape[-1] for t in cos_parts)
+    return torch.cat(cos_parts, dim=-1).reshape(-1, width), torch.cat(sin_parts, dim=-1).reshape(-1, width)
+
+
+def ids_table(axes_dims: Sequence[int], thetas: Sequence[float], scalings: Sequence, logit_scale: float,
+              ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Full-width cos, sin (seq, 2 pairs) for coordinates ids (seq, n_axes), each pair's value twice.
+
+    Ids that are non-negative integers (Flux's are) take each axis's 1D table over 0 .. max and
+    gather its rows: the values of `axial_table`, for far fewer trigonometric evaluations. Other
+    ids go through `axial_table` itself. Reading min, max and integrality costs one host sync.
+    """
+    whole = ids.detach()
+    integral = bool(torch.equal(whole, whole.round()) and (whole.numel() == 0 or whole.min() >= 0))
+    if not integral:
+        cos, sin = axial_table(axes_dims, thetas, scalings, logit_scale, ids)
+        return full_width(cos), full_width(sin)
+    longest = [int(n) + 1 for n in whole.amax(dim=0).tolist()] if whole.numel() else [1] * len(axes_dims)
+    rows = whole.long()
+    positions = [torch.arange(n, dtype=torch.float64, device=ids.device) for n in longest]
+    cos_parts, sin_parts = [], []
+    for axis, (dim, theta, scaling) in enumerate(zip(axes_dims, thetas, scalings)):
+        cos, sin = grid_table((dim,), (theta,), (scaling,), logit_scale, positions[axis:axis + 1], full=True)
+        cos_parts.append(cos.index_select(0, rows[:, axis]))
+        sin_parts.append(sin.index_select(0, rows[:, axis]))
+    return torch.cat(cos_parts, dim=-1), torch.cat(sin_parts, dim=-1)
+
+
+def index_positions(grid: Sequence[int], device) -> list[torch.Tensor]:
+    """Per axis, positions 0 .. n - 1 (float64)."""
+    return [torch.arange(n, dtype=torch.float64, device=device) for n in grid]
 
 
 def full_width(half: torch.Tensor) -> torch.Tensor:

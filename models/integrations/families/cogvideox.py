@@ -28,9 +28,9 @@ import math
 
 import torch
 
-from axialrope import grid_coords, rope_frequencies
+from axialrope import rope_frequencies
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, full_width, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, grid_table, index_positions, plan_key
 
 
 def cogvideox_axes_dims(head_dim: int) -> tuple[int, int, int]:
@@ -64,16 +64,15 @@ class CogVideoXRope(ExtrapolatedRope):
             raise ValueError(f"image_rotary_emb has {given[0].shape[0]} rows for a grid of {grid} tokens")
 
         def build():
-            coords = grid_coords(*grid, device=given[0].device)
-            cos, sin = axial_table(self.axes_dims, (10000.0,) * 3, plan.scalings, plan.logit_scale, coords)
+            cos, sin = grid_table(self.axes_dims, (10000.0,) * 3, plan.scalings, plan.logit_scale,
+                                  index_positions(grid, given[0].device), full=True)
             gain = math.sqrt(plan.logit_scale)
             out = [table.float() * gain for table in given]
             edges = [0, *itertools.accumulate(self.axes_dims)]
             for axis, scaling in enumerate(plan.scalings):
                 if scaling is not None:  # this axis's column block: the method's, on index positions
                     columns = slice(edges[axis], edges[axis + 1])
-                    out[0][:, columns] = full_width(cos[:, edges[axis] // 2: edges[axis + 1] // 2])
-                    out[1][:, columns] = full_width(sin[:, edges[axis] // 2: edges[axis + 1] // 2])
+                    out[0][:, columns], out[1][:, columns] = cos[:, columns], sin[:, columns]
             return tuple(t.to(given[0].dtype) for t in out)
 
         return self.cached((grid, given[0], given[1], plan_key(plan)), build)

@@ -24,7 +24,7 @@ import functools
 
 import torch
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, full_width, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, ids_table, plan_key
 
 
 class FluxRope(ExtrapolatedRope):
@@ -58,8 +58,7 @@ class FluxRope(ExtrapolatedRope):
         scalings = (None, *plan.scalings)  # the text / reference-image axis stays as trained
 
         def build():
-            cos, sin = axial_table(self.axes_dims, (self.theta,) * 3, scalings, plan.logit_scale, ids)
-            return full_width(cos), full_width(sin)
+            return ids_table(self.axes_dims, (self.theta,) * 3, scalings, plan.logit_scale, ids)
 
         whole = (self.text_ids, self.image_ids)
         if all(t is not None for t in whole) and ids.shape[0] == sum(t.shape[0] for t in whole):

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import torch
 
-from axialrope import grid_coords, rope_frequencies
+from axialrope import rope_frequencies
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, full_width, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, grid_table, index_positions, plan_key
 
 
 class HunyuanVideoRope(ExtrapolatedRope):
@@ -40,9 +40,8 @@ class HunyuanVideoRope(ExtrapolatedRope):
         device = hidden_states.device
 
         def build():
-            coords = grid_coords(*grid, device=device)
-            cos, sin = axial_table(self.axes_dims, (self.theta,) * 3, plan.scalings, plan.logit_scale, coords)
-            return full_width(cos), full_width(sin)
+            return grid_table(self.axes_dims, (self.theta,) * 3, plan.scalings, plan.logit_scale,
+                              index_positions(grid, device), full=True)
 
         return self.cached((grid, device, plan_key(plan)), build)
 

@@ -29,9 +29,9 @@ import math
 import torch
 from einops import rearrange
 
-from axialrope import grid_coords, rope_frequencies
+from axialrope import rope_frequencies
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, full_width, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, full_width, grid_table, index_positions, plan_key
 
 LTX_DEFAULT_TIME_SCALE = 8 / 25  # LTXPipeline: VAE temporal factor 8 over its default 25 fps
 
@@ -86,10 +86,11 @@ class LTXVideoRope(ExtrapolatedRope):
         device, batch = hidden_states.device, hidden_states.shape[0]
 
         def build():
-            g = grid_coords(*grid, scale=list(steps), device=device)  # (seq, 3) g per axis
-            coords = math.pi / 2 * self.theta * (2 * g - 1)
-            cos, sin = axial_table((2 * self.pairs,) * 3, (self.core_theta,) * 3, plan.scalings, plan.logit_scale,
-                                   coords)
+            # per axis c = (pi / 2) theta (2 g - 1) with g = index * step
+            positions = [math.pi / 2 * self.theta * (2 * step * index - 1)
+                         for step, index in zip(steps, index_positions(grid, device))]
+            cos, sin = grid_table((2 * self.pairs,) * 3, (self.core_theta,) * 3, plan.scalings, plan.logit_scale,
+                                  positions)
             cos, sin = full_width(cos[:, self.order]), full_width(sin[:, self.order])
             pad = self.original.dim % 6
             if pad:  # pass-through channels: cos 1 (times the logit scale's gain), sin 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, grid_table, plan_key
 
 
 def _axis_positions(n: int, centred: bool) -> torch.Tensor:
@@ -46,16 +46,11 @@ class QwenImageRope(ExtrapolatedRope):
             video_fhw = [video_fhw]
         return [tuple(int(n) for n in fhw) for fhw in video_fhw]
 
-    def coords(self, shapes: list[tuple[int, int, int]], text_tokens: int) -> torch.Tensor:
-        """(sum f*h*w + text_tokens, 3) float64 positions (frame, y, x), images then text."""
-        blocks, last = [], 0
-        for index, (frames, height, width) in enumerate(shapes):
-            axes = (torch.arange(index, index + frames, dtype=torch.float64),
-                    _axis_positions(height, self.scale_rope), _axis_positions(width, self.scale_rope))
-            blocks.append(torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1).reshape(-1, 3))
-            last = max(last, *((height // 2, width // 2) if self.scale_rope else (height, width)))
-        text = (last + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
-        return torch.cat(blocks + [text])
+    def text_positions(self, shapes: list[tuple[int, int, int]], text_tokens: int) -> torch.Tensor:
+        """(text_tokens, 3) float64: text token j at max(h // 2, w // 2) + j on every axis (max(h, w)
+        without scale_rope), the largest over the images."""
+        last = max(max((h // 2, w // 2) if self.scale_rope else (h, w)) for _, h, w in shapes)
+        return (last + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
 
     def forward(self, video_fhw, device: torch.device | None = None, max_txt_seq_len=None):
         shapes = self.shapes_of(video_fhw)
@@ -68,11 +63,20 @@ class QwenImageRope(ExtrapolatedRope):
         text_tokens = int(max_txt_seq_len)
         device = torch.device(device) if device is not None else torch.device("cpu")
 
+        scalings = (None, *plan.scalings)  # the frame axis stays as trained
+
         def build():
-            coords = self.coords(shapes, text_tokens).to(device)
-            cos, sin = axial_table(self.axes_dims, (self.theta,) * 3, (None, *plan.scalings), plan.logit_scale, coords)
-            table = torch.complex(cos, sin)
-            return table[: coords.shape[0] - text_tokens], table[coords.shape[0] - text_tokens:]
+            images = []
+            for index, (frames, height, width) in enumerate(shapes):
+                positions = [torch.arange(index, index + frames, dtype=torch.float64),
+                             _axis_positions(height, self.scale_rope), _axis_positions(width, self.scale_rope)]
+                images.append(grid_table(self.axes_dims, (self.theta,) * 3, scalings, plan.logit_scale,
+                                         [p.to(device) for p in positions]))
+            text = self.text_positions(shapes, text_tokens).to(device)
+            tables = [torch.complex(*table) for table in images]
+            tables.append(torch.complex(*axial_table(self.axes_dims, (self.theta,) * 3, scalings, plan.logit_scale,
+                                                     text)))
+            return torch.cat(tables[:-1]), tables[-1]
 
         return self.cached((tuple(shapes), text_tokens, device, plan_key(plan)), build)
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import torch
 from einops import rearrange
 
-from axialrope import grid_coords, rope_frequencies
+from axialrope import rope_frequencies
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, full_width, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, full_width, grid_table, index_positions, plan_key
 
 WAN_THETA = 10000.0  # WanRotaryPosEmbed's default; WanTransformer3DModel does not pass another
 
@@ -50,9 +50,9 @@ class WanRope(ExtrapolatedRope):
         device = hidden_states.device
 
         def build():
-            coords = grid_coords(*grid, device=device)
-            cos, sin = axial_table(self.axes_dims, (WAN_THETA,) * 3, plan.scalings, plan.logit_scale, coords)
-            return tuple(rearrange(full_width(t), "s d -> 1 s 1 d") for t in (cos, sin))
+            tables = grid_table(self.axes_dims, (WAN_THETA,) * 3, plan.scalings, plan.logit_scale,
+                                index_positions(grid, device), full=True)
+            return tuple(rearrange(t, "s d -> 1 s 1 d") for t in tables)
 
         return self.cached((grid, device, plan_key(plan)), build)
 
