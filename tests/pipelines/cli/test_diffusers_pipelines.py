@@ -85,3 +85,20 @@ def test_a_hub_id_that_cannot_be_fetched_is_one_line_not_a_traceback(command, tm
     assert code == 2
     assert err.startswith(f"axialrope {command}: could not load 'black-forest-labs/FLUX.1-dev' (not a local folder")
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_highres_benchmark_runs_on_a_tiny_pipeline(tiny_wan_folder, tmp_path, monkeypatch, capsys):
+    """benchmarks/diffusers_highres.py is for real weights on a GPU; here it only has to run end to end."""
+    import runpy
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "diffusers_highres.py"
+    out = tmp_path / "wan.png"
+    monkeypatch.setattr(sys, "argv", [str(script), "--model", str(tiny_wan_folder), "--prompt", "a wave",
+                                      "--height", "32", "--width", "32", "--frames", "9", "--steps", "1",
+                                      "--trained-grid", "2", "2", "2", "--methods", "none", "riflex", "dype-yarn",
+                                      "--out", str(out)])
+    runpy.run_path(str(script), run_name="__main__")
+    assert (tmp_path / "wan-32x32x9.png").is_file()
+    assert (tmp_path / "wan.csv").read_text().count("\n") == 4  # header and three methods
