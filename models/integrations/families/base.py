@@ -77,6 +77,11 @@ def _is_identity(scaling, dim: int, theta: float) -> bool:
     return gain == 1.0 and torch.equal(scaled, rope_frequencies(dim, theta)[0])
 
 
+def tensor_key(tensor: torch.Tensor) -> tuple:
+    """A tensor's part of a cache key: its identity and version (kept alive by the entry's anchors)."""
+    return id(tensor), tensor._version
+
+
 def plan_key(plan: RopePlan) -> tuple:
     """What a table depends on in a plan (hashable)."""
     return plan.scalings, plan.logit_scale
@@ -130,8 +135,12 @@ class ExtrapolatedRope(nn.Module):
             self._plans[key] = plan
         return self._plans[key]
 
-    def cached(self, key: tuple, build: Callable[[], object]):
-        """The table under `key`, built once; under torch.compile the cache is bypassed."""
+    def cached(self, key: tuple, build: Callable[[], object], anchors: tuple = ()):
+        """The table under `key`, built once; under torch.compile the cache is bypassed.
+
+        Tensors a table depends on go into the key as (id, version) and into `anchors`, which the
+        entry keeps alive so that no other tensor can take their id meanwhile.
+        """
         if torch.compiler.is_compiling():
             return build()
         hit = self._cache.get(key)
@@ -139,7 +148,7 @@ class ExtrapolatedRope(nn.Module):
             self._cache.move_to_end(key)
             return hit[1]
         table = build()
-        self._cache[key] = (key, table)  # the key holds any anchor tensors alive, so ids are not reused
+        self._cache[key] = (anchors, table)
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
         return table

@@ -30,7 +30,7 @@ import torch
 
 from axialrope import rope_frequencies
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, grid_table, index_positions, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, grid_table, index_positions, plan_key, tensor_key
 
 
 def cogvideox_axes_dims(head_dim: int) -> tuple[int, int, int]:
@@ -75,7 +75,7 @@ class CogVideoXRope(ExtrapolatedRope):
                     out[0][:, columns], out[1][:, columns] = cos[:, columns], sin[:, columns]
             return tuple(t.to(given[0].dtype) for t in out)
 
-        return self.cached((grid, given[0], given[1], plan_key(plan)), build)
+        return self.cached((grid, *(tensor_key(t) for t in given), plan_key(plan)), build, anchors=tuple(given))
 
     def forward(self, hidden_states: torch.Tensor, image_rotary_emb: tuple[torch.Tensor, torch.Tensor]):
         """The table for `hidden_states`' grid, or None where the pipeline's own table stays."""

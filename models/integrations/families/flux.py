@@ -24,7 +24,7 @@ import functools
 
 import torch
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, ids_table, plan_key
+from .base import ExtrapolatedRope, Family, TrainedGrid, ids_table, plan_key, tensor_key
 
 
 class FluxRope(ExtrapolatedRope):
@@ -63,8 +63,8 @@ class FluxRope(ExtrapolatedRope):
         whole = (self.text_ids, self.image_ids)
         if all(t is not None for t in whole) and ids.shape[0] == sum(t.shape[0] for t in whole):
             # the transformer's cat(txt_ids, img_ids): cache by those tensors (kept alive in the key)
-            key = (*whole, tuple(t._version for t in whole), ids.device, plan_key(plan))
-            return self.cached(key, build)
+            key = (*(tensor_key(t) for t in whole), ids.device, plan_key(plan))
+            return self.cached(key, build, anchors=whole)
         return build()  # a shard of the ids (context parallelism): its own rows, same global plan
 
 
