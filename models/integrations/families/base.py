@@ -11,8 +11,10 @@ else is here:
 - `ExtrapolatedRope` is the base of the replacement modules: `plan(grid)` is None where the
   method leaves the trained encoding as it is (then the family's own module runs, so outputs are
   bit-identical), and `cached(key, build)` keeps the family-format tables per (grid, plan, device).
-- `axial_table` builds half-width cos/sin with the core's `AxialRotaryEmbedding` (float64 angles,
-  float32 tables) and folds the plan's logit scale into them.
+- `axial_table` (per-token coordinates), `grid_table` (a grid of per-axis positions) and
+  `ids_table` (integer ids) build cos/sin with the core's `AxialRotaryEmbedding` (float64 angles,
+  float32 tables) and fold the plan's logit scale into them; a family module only arranges them
+  in its own layout. `Family` is the base of the adapters.
 """
 
 from __future__ import annotations
