@@ -29,7 +29,8 @@ Per axis a, in patch tokens, s_a = max(1, L_a_eval / L_a_train). Methods:
                and sin of each scaled axis times 0.1 ln s_a + 1 (at every t, as in their code).
                So Dy-NTK returns to the trained encoding as t goes to 0 and Dy-YaRN does not:
                it keeps the gain, and once kappa is so small that a band edge passes the last
-               pair, the authors' clamping turns the ramp over to PI on every pair (we match it)
+               pair, the authors' clamping turns that ramp over, to PI on every pair near
+               t = 0 (we match their code)
     kappa-pi, kappa-ntk, kappa-yarn
                this project's own timestep-dependent variant (not DyPE's): the static method
                with s_a replaced by s_a^kappa(t), so the last step (t = 0) is the trained

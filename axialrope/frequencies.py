@@ -118,8 +118,8 @@ def _dype_yarn(inv_freq: torch.Tensor, dim: int, theta: float, scaling: RopeScal
     # L_train, both band edges multiplied by kappa(t). Slowest pairs (fewer than beta rotations):
     # PI; between beta and gamma: NTK; fastest (more than gamma): unscaled. Band edges are
     # rounded outwards and clamped as the authors do (low >= 0, high <= dim - 1, then <= dim // 2);
-    # for a tiny kappa an edge passes the last pair and the clamp turns the ramp over, so the
-    # released code then gives PI on every pair. We keep that, to equal their tables.
+    # for a tiny kappa the upper edge passes the last pair and the clamp turns that ramp over,
+    # so every pair is PI there (close to t = 0). We keep that, to equal their tables.
     s, trained, kappa = scaling.factor, scaling.original_max_position_embeddings, scaling.kappa
     pairs = dim // 2
     ntk = default_inv_freq(dim, theta * s ** _ntk_exponent(dim, "dype_yarn"))
