@@ -13,13 +13,28 @@ Per axis a, in patch tokens, s_a = max(1, L_a_eval / L_a_train). Methods:
     yarn       VisionYaRN: YaRN per axis with L_train = L_a_train; its temperature
                mscale = 0.1 ln(s) + 1 (s the token ratio N_eval / N_train, or the largest
                s_a) multiplies the logits by mscale^2
-    riflex     video length: the temporal pair whose period is closest to L_t_train is
-               slowed to 0.9 periods over L_t_eval; spatial axes as trained
-    dype-pi, dype-ntk, dype-yarn
-               timestep-dependent (DyPE): the method with s_a replaced by
-               s_a^kappa(t), kappa(t) = lambda_s * t^lambda_t, t in [0, 1] and t = 1 pure
-               noise, so early steps extrapolate most and the last step (t = 0) is the
-               trained encoding
+    riflex     video length (RIFLEx, thu-ml/RIFLEx): one temporal pair k is slowed to
+               0.9 periods over L_t_eval; spatial axes as trained. With `riflex_index` (k,
+               1-based as the authors count) RIFLEx's rule: theta_k = 0.9 * 2 pi / L_t_eval,
+               only when L_t_eval > N_k = round(2 pi / theta_k). Without it, this project's
+               rule for its own models: k is the pair whose period is closest to L_t_train,
+               lowered to min(theta_k, 0.9 * 2 pi / L_t_eval)
+    dype-ntk, dype-yarn
+               timestep-dependent DyPE (guyyariv/DyPE), as the authors' released Flux code
+               defines it, with kappa(t) = lambda_s * t^lambda_t (t^2 by default), t in [0, 1]
+               and t = 1 pure noise. Dy-NTK: NTK with factor s_a^(2 kappa), i.e. the base
+               grows by (s_a^(d/(d-2)))^(2 kappa). Dy-YaRN: three bands per axis (PI for the
+               slowest pairs, NTK between, unscaled for the fastest) with ramp bounds
+               `dype_beta` and `dype_gamma` rotations within L_a_train, each times kappa; cos
+               and sin of each scaled axis times 0.1 ln s_a + 1 (at every t, as in their code).
+               So Dy-NTK returns to the trained encoding as t goes to 0 and Dy-YaRN does not:
+               it keeps the gain, and once kappa is so small that a band edge passes the last
+               pair, the authors' clamping turns that ramp over, to PI on every pair near
+               t = 0 (we match their code)
+    kappa-pi, kappa-ntk, kappa-yarn
+               this project's own timestep-dependent variant (not DyPE's): the static method
+               with s_a replaced by s_a^kappa(t), so the last step (t = 0) is the trained
+               encoding
 
 `entropy_scaling=True` (with any method) also multiplies the logits by
 sqrt(log N_eval / log N_train), which keeps the attention entropy of N_eval tokens near
@@ -39,7 +54,11 @@ from .frequencies import yarn_get_mscale
 from .scaling import RopeScaling
 from .validation import is_int, is_real
 
-EXTRAPOLATION_METHODS = ("none", "pi", "ntk", "yarn", "riflex", "dype-pi", "dype-ntk", "dype-yarn")
+EXTRAPOLATION_METHODS = (
+    "none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn",
+)
+# names this project used before DyPE's own methods took the dype- prefix
+RENAMED_METHODS = {"dype-pi": "kappa-pi"}
 YARN_TEMPERATURES = ("tokens", "max_axis")
 
 
@@ -49,7 +68,8 @@ class RopePlan:
 
     scalings: one `RopeScaling` or None per axis, for `AxialRotaryEmbedding.set_frequencies`.
     logit_scale: multiplies q.k before the softmax (1.0: unchanged).
-    factors: the effective per-axis scale s_a used (1.0 where the axis is as trained).
+    factors: the per-axis scale s_a = max(1, L_eval / L_train) (for kappa-* methods s_a^kappa(t);
+        1.0 where the axis is as trained, and on every axis but time for riflex).
     """
 
     scalings: tuple[RopeScaling | None, ...]
@@ -66,8 +86,12 @@ class Extrapolation:
         entropy_scaling: also scale logits by sqrt(log N_eval / log N_train).
         beta_fast, beta_slow: YaRN's ramp bounds in rotations within L_a_train.
         yarn_temperature: "tokens" (s = N_eval / N_train) or "max_axis" (s = max s_a).
-        dype_lambda_s, dype_lambda_t: kappa(t) = lambda_s * t^lambda_t for the dype-* methods.
+        dype_lambda_s, dype_lambda_t: kappa(t) = lambda_s * t^lambda_t for the dype-* and kappa-* methods.
+        dype_beta, dype_gamma: dype-yarn's ramp bounds (high, low) in rotations within L_a_train,
+            PI to NTK and NTK to unscaled; DyPE's are (1.25, 0.75) and (16, 2).
         temporal_axis: the time axis for riflex (0 for (t, y, x) grids).
+        riflex_index: RIFLEx's intrinsic pair k, 1-based as RIFLEx's code and paper count it
+            (HunyuanVideo 4, CogVideoX 2); None: this project's rule (see the module docstring).
     """
 
     method: str = "none"
@@ -77,9 +101,17 @@ class Extrapolation:
     yarn_temperature: str = "tokens"
     dype_lambda_s: float = 1.0
     dype_lambda_t: float = 2.0
+    dype_beta: tuple[float, float] = (1.25, 0.75)
+    dype_gamma: tuple[float, float] = (16.0, 2.0)
     temporal_axis: int = 0
+    riflex_index: int | None = None
 
     def __post_init__(self):
+        if self.method in RENAMED_METHODS:
+            raise ValueError(
+                f"method {self.method!r} is now called {RENAMED_METHODS[self.method]!r} (this project's s^kappa "
+                f"variant); DyPE's own methods are 'dype-ntk' and 'dype-yarn'"
+            )
         if self.method not in EXTRAPOLATION_METHODS:
             raise ValueError(f"method must be one of {EXTRAPOLATION_METHODS}, got {self.method!r}")
         if self.yarn_temperature not in YARN_TEMPERATURES:
@@ -92,27 +124,48 @@ class Extrapolation:
             raise ValueError(f"need beta_fast > beta_slow > 0, got {self.beta_fast} and {self.beta_slow}")
         if not isinstance(self.entropy_scaling, bool):
             raise TypeError(f"entropy_scaling must be a bool, got {type(self.entropy_scaling).__name__}")
+        for name in ("dype_beta", "dype_gamma"):
+            value = tuple(getattr(self, name)) if isinstance(getattr(self, name), (tuple, list)) else None
+            if (value is None or len(value) != 2 or any(not is_real(v) for v in value)
+                    or not value[0] > value[1] > 0):
+                raise ValueError(f"{name} must be two numbers (high, low) with high > low > 0, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, tuple(float(v) for v in value))
+        k = self.riflex_index
+        if k is not None and (not is_int(k) or k < 1):
+            raise ValueError(f"riflex_index must be a positive integer (1-based, as RIFLEx counts) or None, got {k!r}")
 
     @property
     def is_timestep_dependent(self) -> bool:
-        return self.method.startswith("dype-")
+        return self.method.startswith(("dype-", "kappa-"))
 
-    def plan(self, train_grid: Sequence[int], eval_grid: Sequence[int], timestep: float | None = None) -> RopePlan:
+    def kappa(self, timestep: float) -> float:
+        """kappa(t) = lambda_s * t^lambda_t."""
+        return self.dype_lambda_s * timestep**self.dype_lambda_t
+
+    def plan(self, train_grid: Sequence[int], eval_grid: Sequence[int], timestep: float | None = None,
+             token_spacing: Sequence[float] | None = None) -> RopePlan:
         """The per-axis scalings and the logit scale for `eval_grid` from a model trained on `train_grid`.
 
         Args:
             train_grid, eval_grid: token grid sizes per axis, e.g. (8, 16, 16) and (16, 16, 16).
-            timestep: diffusion time in [0, 1], 1 = pure noise; required by dype-* methods.
+            timestep: diffusion time in [0, 1], 1 = pure noise; required by the dype-* and kappa-* methods.
+            token_spacing: per axis, the distance in position units between neighbouring tokens
+                (default 1: positions are token indices). The trained length of a scaling that
+                counts rotations (yarn, dype-yarn, riflex) is train_grid[a] * token_spacing[a].
         """
         train, evaluation = _check_grids(train_grid, eval_grid)
+        spacing = _check_spacing(token_spacing, len(train))
+        lengths = [n * step for n, step in zip(train, spacing)]
         factors = [max(1.0, e / t) for t, e in zip(train, evaluation)]
         base = self.method
+        kappa = None
         if self.is_timestep_dependent:
             if timestep is None or not is_real(timestep) or not 0 <= timestep <= 1:
                 raise ValueError(f"method {self.method!r} needs a timestep in [0, 1] (1 = pure noise), got {timestep!r}")
-            kappa = self.dype_lambda_s * timestep**self.dype_lambda_t
-            factors = [s**kappa for s in factors]
-            base = self.method.removeprefix("dype-")
+            kappa = self.kappa(timestep)
+            if self.method.startswith("kappa-"):
+                factors = [s**kappa for s in factors]
+                base = self.method.removeprefix("kappa-")
 
         logit_scale = 1.0
         scalings: list[RopeScaling | None] = [None] * len(train)
@@ -122,9 +175,22 @@ class Extrapolation:
             a = self.temporal_axis
             factors = [s if i == a else 1.0 for i, s in enumerate(factors)]
             if factors[a] > 1:
-                scalings[a] = RopeScaling("riflex", factor=factors[a], original_max_position_embeddings=train[a])
+                k = None if self.riflex_index is None else self.riflex_index - 1
+                scalings[a] = RopeScaling("riflex", factor=factors[a], original_max_position_embeddings=lengths[a],
+                                          riflex_index=k)
+        elif base == "dype-ntk":
+            for a, s in enumerate(factors):
+                if s > 1 and s ** (2 * kappa) > 1:
+                    scalings[a] = RopeScaling("ntk", factor=s ** (2 * kappa))
+        elif base == "dype-yarn":
+            (beta_0, beta_1), (gamma_0, gamma_1) = self.dype_beta, self.dype_gamma
+            for a, (s, length) in enumerate(zip(factors, lengths)):
+                if s > 1:
+                    scalings[a] = RopeScaling("dype_yarn", factor=s, original_max_position_embeddings=length,
+                                              kappa=kappa, beta_0=beta_0, beta_1=beta_1, gamma_0=gamma_0,
+                                              gamma_1=gamma_1)
         elif base != "none":
-            for a, (s, length) in enumerate(zip(factors, train)):
+            for a, (s, length) in enumerate(zip(factors, lengths)):
                 if s > 1:  # an axis within its trained length keeps the trained encoding exactly
                     scalings[a] = self._axis_scaling(base, s, length)
             if base == "yarn":
@@ -135,7 +201,7 @@ class Extrapolation:
             logit_scale *= entropy_logit_scale(math.prod(train), math.prod(evaluation))
         return RopePlan(tuple(scalings), logit_scale, tuple(factors))
 
-    def _axis_scaling(self, base: str, factor: float, trained_length: int) -> RopeScaling:
+    def _axis_scaling(self, base: str, factor: float, trained_length: float) -> RopeScaling:
         if base == "pi":
             return RopeScaling("linear", factor=factor)
         if base == "ntk":
@@ -150,6 +216,16 @@ def entropy_logit_scale(train_tokens: int, eval_tokens: int) -> float:
     if train_tokens < 2:
         raise ValueError(f"entropy scaling needs at least 2 trained tokens, got {train_tokens}")
     return math.sqrt(math.log(eval_tokens) / math.log(train_tokens)) if eval_tokens > train_tokens else 1.0
+
+
+def _check_spacing(token_spacing, n_axes: int) -> list[float]:
+    if token_spacing is None:
+        return [1] * n_axes
+    spacing = list(token_spacing)
+    if len(spacing) != n_axes or any(not is_real(v) or not (math.isfinite(v) and v > 0)
+                                     for v in spacing):
+        raise ValueError(f"token_spacing must be {n_axes} positive numbers (one per axis), got {token_spacing!r}")
+    return spacing
 
 
 def _check_grids(train_grid, eval_grid) -> tuple[list[int], list[int]]:

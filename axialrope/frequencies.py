@@ -68,21 +68,47 @@ def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
     return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
 
 
-def yarn_correction_range(dim: int, theta: float, scaling: RopeScaling) -> tuple[float, float]:
-    """The pair indices (low, high) between which YaRN ramps from extrapolation to interpolation.
+def correction_range(dim: int, theta: float, trained: float, fast: float, slow: float,
+                     truncate: bool = True) -> tuple[float, float]:
+    """The pair indices (low, high) where a ramp between two rotation counts starts and ends.
 
-    Pair i completes r_i = L_train * theta_i / (2 pi) rotations within the training length;
-    solving r_i = beta gives the (fractional) pair index where the ramp starts and ends.
+    Pair i completes r_i = L_train * theta_i / (2 pi) rotations within the trained length;
+    solving r_i = rotations gives the (fractional) pair index dim * ln(L_train / (2 pi r)) /
+    (2 ln theta). `fast` > `slow` rotations give low < high. With `truncate` the range is
+    rounded outwards to whole pairs; low is clamped to >= 0 and high to <= dim - 1. A count of
+    0 rotations lies beyond every pair (index +inf).
     """
 
     def pair_index_for(rotations: float) -> float:
-        wavelength_ratio = scaling.original_max_position_embeddings / (rotations * 2 * math.pi)
+        if rotations == 0:
+            return math.inf
+        wavelength_ratio = trained / (rotations * 2 * math.pi)
         return dim * math.log(wavelength_ratio) / (2 * math.log(theta))
 
-    low, high = pair_index_for(scaling.beta_fast), pair_index_for(scaling.beta_slow)
-    if scaling.truncate:
-        low, high = math.floor(low), math.ceil(high)
+    low, high = pair_index_for(fast), pair_index_for(slow)
+    if truncate:
+        low, high = math.floor(low) if math.isfinite(low) else low, math.ceil(high) if math.isfinite(high) else high
     return max(low, 0), min(high, dim - 1)
+
+
+def yarn_correction_range(dim: int, theta: float, scaling: RopeScaling) -> tuple[float, float]:
+    """The pair indices (low, high) between which YaRN ramps from extrapolation to interpolation
+    (`correction_range` at beta_fast and beta_slow rotations)."""
+    return correction_range(dim, theta, scaling.original_max_position_embeddings, scaling.beta_fast,
+                            scaling.beta_slow, scaling.truncate)
+
+
+def linear_ramp(pairs: int, low: float, high: float) -> torch.Tensor:
+    """clamp((i - low) / (high - low), 0, 1) for i = 0 .. pairs - 1, float64.
+
+    A zero-width ramp is widened by 0.001 (as YaRN does) rather than divided by zero. When low
+    is +inf (a band edge at 0 rotations), the ramp is its limit, 1 everywhere.
+    """
+    if math.isinf(low):
+        return torch.ones(pairs, dtype=torch.float64)
+    if low == high:
+        high += 0.001
+    return ((torch.arange(pairs, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
 
 
 def yarn_attention_factor(scaling: RopeScaling) -> float:
@@ -95,13 +121,33 @@ def yarn_attention_factor(scaling: RopeScaling) -> float:
 
 
 def _yarn(inv_freq: torch.Tensor, dim: int, theta: float, scaling: RopeScaling) -> tuple[torch.Tensor, float]:
-    low, high = yarn_correction_range(dim, theta, scaling)
-    if low == high:
-        high += 0.001  # a zero-width ramp would divide by zero
     # ramp = 0 for high-frequency pairs (kept), 1 for low-frequency pairs (divided by s)
-    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    ramp = linear_ramp(dim // 2, *yarn_correction_range(dim, theta, scaling))
     inv_freq = inv_freq * (1 - ramp) + inv_freq / scaling.factor * ramp
     return inv_freq, yarn_attention_factor(scaling)
+
+
+def _dype_yarn(inv_freq: torch.Tensor, dim: int, theta: float, scaling: RopeScaling) -> tuple[torch.Tensor, float]:
+    # DyPE's YaRN (guyyariv/DyPE, flux/transformer_flux.py): three bands by rotations within
+    # L_train, both band edges multiplied by kappa(t). Slowest pairs (fewer than beta rotations):
+    # PI; between beta and gamma: NTK; fastest (more than gamma): unscaled. Band edges are
+    # rounded outwards and clamped as the authors do (low >= 0, high <= dim - 1, then <= dim // 2);
+    # for a tiny kappa the upper edge passes the last pair and the clamp turns that ramp over,
+    # so every pair is PI there (close to t = 0). We keep that, to equal their tables.
+    s, trained, kappa = scaling.factor, scaling.original_max_position_embeddings, scaling.kappa
+    pairs = dim // 2
+    ntk = default_inv_freq(dim, theta * s ** _ntk_exponent(dim, "dype_yarn"))
+
+    def ramp(fast: float, slow: float) -> torch.Tensor:
+        low, high = correction_range(dim, theta, trained, fast * kappa, slow * kappa)
+        return linear_ramp(pairs, low, min(high, pairs))
+
+    to_pi = ramp(scaling.beta_0, scaling.beta_1)  # 1 for the slowest pairs
+    blended = inv_freq / s * to_pi + ntk * (1 - to_pi)
+    scaled = ramp(scaling.gamma_0, scaling.gamma_1)  # 0 for the fastest pairs, which stay as trained
+    inv_freq = blended * scaled + inv_freq * (1 - scaled)
+    gain = scaling.attention_factor if scaling.attention_factor is not None else yarn_get_mscale(s)
+    return inv_freq, gain
 
 
 def _llama3(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
@@ -117,22 +163,41 @@ def _llama3(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
     return torch.where(is_medium, blended, scaled)
 
 
-def riflex_intrinsic_index(inv_freq: torch.Tensor, trained_length: int) -> int:
-    """The pair whose period 2 pi / theta_k is closest to the trained length."""
+def riflex_intrinsic_index(inv_freq: torch.Tensor, trained_length: float) -> int:
+    """This project's rule: the pair whose period 2 pi / theta_k is closest to the trained length (0-based)."""
     return int(((2 * math.pi / inv_freq) - trained_length).abs().argmin())
+
+
+def riflex_index_beyond(inv_freq: torch.Tensor, trained_length: float) -> int:
+    """The pair with the shortest period longer than the trained length (0-based): the first one
+    the model never saw complete a period. It gives the index RIFLEx's authors publish for
+    HunyuanVideo and CogVideoX; we use it where they publish none."""
+    periods = 2 * math.pi / inv_freq
+    longer = (periods > trained_length).nonzero().flatten()
+    if longer.numel() == 0:
+        raise ValueError(f"no pair has a period longer than the trained length {trained_length}")
+    return int(longer[periods[longer].argmin()])
+
+
+def riflex_period(inv_freq: torch.Tensor, k: int) -> int:
+    """N_k = round(2 pi / theta_k), pair k's period in positions, rounded as RIFLEx's identify_k does."""
+    return round(2 * math.pi / float(inv_freq[k]))
 
 
 def _riflex(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
     # RIFLEx (Zhao et al. 2025): the intrinsic pair would complete a period within the new
     # length and repeat the video; slow it so that it completes 0.9 of one period there.
     trained = scaling.original_max_position_embeddings
+    length = scaling.factor * trained
     k = scaling.riflex_index
-    if k is None:
-        k = riflex_intrinsic_index(inv_freq, trained)
-    if k >= inv_freq.numel():
+    if k is not None and k >= inv_freq.numel():
         raise ValueError(f"scaling: riflex_index={k} is out of range for {inv_freq.numel()} pairs")
     inv_freq = inv_freq.clone()
-    inv_freq[k] = min(float(inv_freq[k]), 0.9 * 2 * math.pi / (scaling.factor * trained))
+    if k is None:  # this project's rule (own models)
+        k = riflex_intrinsic_index(inv_freq, trained)
+        inv_freq[k] = min(float(inv_freq[k]), 0.9 * 2 * math.pi / length)
+    elif length > riflex_period(inv_freq, k):  # RIFLEx's rule: only past the pair's period N_k
+        inv_freq[k] = 0.9 * 2 * math.pi / length
     return inv_freq
 
 
@@ -163,8 +228,14 @@ def rope_frequencies(
                  between beta_fast and beta_slow times within L_train
         llama3:  theta_i / s above wavelength L_train / low_freq_factor, kept below
                  L_train / high_freq_factor, blended between
-        riflex:  theta_k = min(theta_k, 0.9 * 2 pi / (s * L_train)) for the intrinsic pair k
-                 (period closest to L_train), every other pair kept
+        riflex:  without riflex_index, theta_k = min(theta_k, 0.9 * 2 pi / (s * L_train)) for
+                 the pair k whose period is closest to L_train (this project's rule); with it,
+                 theta_k = 0.9 * 2 pi / (s * L_train) when s * L_train > round(2 pi / theta_k)
+                 (RIFLEx's rule); every other pair kept
+        dype_yarn: per pair, PI below beta_1 * kappa rotations within L_train, NTK (base
+                 b * s^(d/(d-2))) between, unscaled above gamma_0 * kappa, with linear ramps
+                 from beta_1 to beta_0 and from gamma_1 to gamma_0 rotations (DyPE);
+                 attention factor 0.1 ln s + 1
     """
     dim = check_rotary_dim(dim)
     theta = check_theta(theta)
@@ -190,4 +261,6 @@ def rope_frequencies(
         return _llama3(inv_freq, scaling), 1.0
     if kind == "riflex":
         return _riflex(inv_freq, scaling), 1.0
+    if kind == "dype_yarn":
+        return _dype_yarn(inv_freq, dim, theta, scaling)
     raise AssertionError(f"unhandled rope_type {kind}")  # RopeScaling validated it

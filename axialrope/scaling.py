@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, fields
 from .validation import is_int, is_real
 
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex")
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex", "dype_yarn")
 
 # Each rope type and the optional keys that change its numbers. Anything else in a
 # dict is a typo or a feature we do not have, and gets an error instead of silence.
@@ -33,6 +33,16 @@ _KEYS_FOR_TYPE = {
     },
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
     "riflex": {"factor", "original_max_position_embeddings", "riflex_index"},
+    "dype_yarn": {
+        "factor",
+        "original_max_position_embeddings",
+        "kappa",
+        "beta_0",
+        "beta_1",
+        "gamma_0",
+        "gamma_1",
+        "attention_factor",
+    },
 }
 _REQUIRED_KEYS = {
     "linear": {"factor"},
@@ -41,6 +51,7 @@ _REQUIRED_KEYS = {
     "yarn": {"factor", "original_max_position_embeddings"},
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
     "riflex": {"factor", "original_max_position_embeddings"},
+    "dype_yarn": {"factor", "original_max_position_embeddings"},
 }
 
 
@@ -51,25 +62,33 @@ class RopeScaling:
     Attributes:
         rope_type: "default" (no scaling), "linear" (position interpolation),
             "ntk" (static NTK-aware: base times factor^(d/(d-2))), "dynamic" (NTK
-            recomputed from the current length), "yarn", "llama3", or "riflex"
-            (video length: lowers the one frequency whose period is closest to L_train).
+            recomputed from the current length), "yarn", "llama3", "riflex"
+            (video length: lowers the one frequency whose period is closest to L_train), or
+            "dype_yarn" (DyPE's three-band YaRN: PI, NTK, unscaled, bands scaled by kappa).
         factor: s = L_eval / L_train, at least 1; every rope type but "default" needs it (as
             in transformers, a missing factor is an error, not "no scaling").
         original_max_position_embeddings: L_train, the trained context length
-            (required by dynamic, yarn and llama3).
+            (required by dynamic, yarn, llama3, riflex and dype_yarn), in the units of the
+            positions: a token count for text and for grids of token indices, a real number
+            where positions are not indices (LTX-Video spaces its tokens by a constant).
         beta_fast, beta_slow: YaRN's ramp bounds, in rotations within L_train.
         mscale, mscale_all_dim: DeepSeek-style YaRN temperature, each >= 0 (both set: the
             attention factor is get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)).
         attention_factor: explicit YaRN attention factor (> 0), overrides the above.
         truncate: round YaRN's correction range outwards to whole pairs.
         low_freq_factor, high_freq_factor: Llama-3's wavelength band edges.
-        riflex_index: RIFLEx's intrinsic pair index k (None: the pair whose period
-            2 pi / theta_k is closest to L_train).
+        riflex_index: RIFLEx's intrinsic pair, 0-based (RIFLEx's own code counts from 1).
+            None: this project's rule, the pair whose period 2 pi / theta_k is closest to
+            L_train, lowered to min(theta_k, 0.9 * 2 pi / L_eval). Given: RIFLEx's rule,
+            theta_k = 0.9 * 2 pi / L_eval, only when L_eval exceeds N_k = round(2 pi / theta_k).
+        kappa: DyPE's kappa(t) for dype_yarn (1 at pure noise with the default schedule).
+        beta_0, beta_1: dype_yarn's PI-to-NTK ramp, in rotations within L_train (times kappa).
+        gamma_0, gamma_1: dype_yarn's NTK-to-unscaled ramp, in rotations within L_train (times kappa).
     """
 
     rope_type: str = "default"
     factor: float | None = None
-    original_max_position_embeddings: int | None = None
+    original_max_position_embeddings: int | float | None = None
     beta_fast: float = 32.0
     beta_slow: float = 1.0
     mscale: float | None = None
@@ -79,12 +98,18 @@ class RopeScaling:
     low_freq_factor: float | None = None
     high_freq_factor: float | None = None
     riflex_index: int | None = None
+    kappa: float = 1.0
+    beta_0: float = 1.25
+    beta_1: float = 0.75
+    gamma_0: float = 16.0
+    gamma_1: float = 2.0
 
     def __post_init__(self):
         if self.rope_type not in ROPE_TYPES:
             raise ValueError(f"scaling: unknown rope_type {self.rope_type!r}; expected one of {ROPE_TYPES}")
         for name in ("factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
-                     "attention_factor", "low_freq_factor", "high_freq_factor"):
+                     "attention_factor", "low_freq_factor", "high_freq_factor",
+                     "kappa", "beta_0", "beta_1", "gamma_0", "gamma_1"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -103,11 +128,13 @@ class RopeScaling:
                 raise ValueError(f"scaling: {name} must be >= 0, got {getattr(self, name)}")
         length = self.original_max_position_embeddings
         if length is not None:
-            if not is_real(length) or length != int(length):
-                raise TypeError(f"scaling: original_max_position_embeddings must be an integer, got {length!r}")
-            if length <= 0:
-                raise ValueError(f"scaling: original_max_position_embeddings must be positive, got {length}")
-            object.__setattr__(self, "original_max_position_embeddings", int(length))
+            if not is_real(length):
+                raise TypeError(f"scaling: original_max_position_embeddings must be a number, got {length!r}")
+            if not (math.isfinite(length) and length > 0):
+                raise ValueError(f"scaling: original_max_position_embeddings must be positive and finite, got {length}")
+            # a whole number stays an int (transformers' configs); fractional lengths are kept as given
+            length = int(length) if float(length).is_integer() else float(length)
+            object.__setattr__(self, "original_max_position_embeddings", length)
         if self.riflex_index is not None and (
             not is_int(self.riflex_index) or self.riflex_index < 0
         ):
@@ -122,6 +149,15 @@ class RopeScaling:
                 f"scaling: yarn needs beta_fast > beta_slow > 0, got beta_fast={self.beta_fast}, "
                 f"beta_slow={self.beta_slow}"
             )
+        if self.rope_type == "dype_yarn":
+            if self.kappa < 0:
+                raise ValueError(f"scaling: dype_yarn needs kappa >= 0, got {self.kappa}")
+            for high, low in (("beta_0", "beta_1"), ("gamma_0", "gamma_1")):
+                if not getattr(self, high) > getattr(self, low) > 0:
+                    raise ValueError(
+                        f"scaling: dype_yarn needs {high} > {low} > 0, got {high}={getattr(self, high)}, "
+                        f"{low}={getattr(self, low)}"
+                    )
         if self.rope_type == "llama3" and not self.high_freq_factor > self.low_freq_factor > 0:
             raise ValueError(
                 f"scaling: llama3 needs high_freq_factor > low_freq_factor > 0, got "

@@ -60,10 +60,10 @@ class Method:
         return Extrapolation(self.name, entropy_scaling=self.entropy_scaling)
 
 
-ROPE_IMAGE_METHODS = [Method(m) for m in ("none", "pi", "ntk", "yarn", "dype-pi", "dype-ntk", "dype-yarn")] + [
-    Method("none", True), Method("ntk", True), Method("dype-yarn", True)]
+ROPE_IMAGE_METHODS = [Method(m) for m in ("none", "pi", "ntk", "yarn", "kappa-pi", "kappa-ntk", "kappa-yarn")] + [
+    Method("none", True), Method("ntk", True), Method("kappa-yarn", True)]
 SINCOS_METHODS = [Method("none"), Method("none", True)]
-VIDEO_METHODS = [Method(m) for m in ("none", "pi", "ntk", "yarn", "riflex", "dype-pi", "dype-ntk", "dype-yarn")]
+VIDEO_METHODS = [Method(m) for m in ("none", "pi", "ntk", "yarn", "riflex", "kappa-pi", "kappa-ntk", "kappa-yarn")]
 
 REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from training (seed 0)
 

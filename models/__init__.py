@@ -5,8 +5,10 @@
     video = create_dit("S", sample_size=32, num_frames=16, temporal_patch_size=2)
     model.rope_config = RopeConfig(theta=10000.0, scaling={"rope_type": "ntk", "factor": 2.0})
 
-`dit/` holds the DiT (model, blocks, input layers, position encodings, sizes, inflation),
-`integrations/` what plugs axialrope into diffusers' own transformers, `text_lm.py` the text LM.
+`axial_dit/` holds the DiT (model, blocks, input layers, position encodings, sizes, inflation),
+`integrations/` what plugs axialrope into diffusers' own transformers (`apply_extrapolation` gives
+Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX and LTX-Video every extrapolation method), `text_lm.py`
+the text LM.
 """
 
 from .axial_dit.blocks import Attention, DiTBlock, FinalLayer
@@ -16,6 +18,7 @@ from .axial_dit.model import POSITION_ENCODINGS, DiT, DiTOutput
 from .axial_dit.position_encoding import GridRope, RopeConfig, sincos_pos_embed, split_axes
 from .axial_dit.sizes import DIT_SIZES, create_dit, dit_b, dit_mini, dit_s, dit_tiny, dit_xl
 from .integrations.axial_processor import AxialRopeAttnProcessor, use_axial_rope
+from .integrations.extrapolation import ExtrapolationHandle, apply_extrapolation
 from .text_lm import TextLMConfig, TinyCausalLM
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "DiT",
     "DiTBlock",
     "DiTOutput",
+    "ExtrapolationHandle",
     "FinalLayer",
     "GridRope",
     "LabelEmbedder",
@@ -34,6 +38,7 @@ __all__ = [
     "TextLMConfig",
     "TimestepEmbedder",
     "TinyCausalLM",
+    "apply_extrapolation",
     "create_dit",
     "dit_b",
     "dit_s",

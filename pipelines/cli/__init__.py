@@ -16,7 +16,8 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train a DiT with accelerate on procedural shapes or your own folder"),
     "check": ("check", "run the RoPE factorization checks on axialrope and peers' rotary embeddings"),
-    "sample": ("sample", "sample images or videos from a trained DiT at any size, with RoPE extrapolation"),
+    "sample": ("sample", "sample images or videos at any size with RoPE extrapolation, from a trained DiT or a "
+                         "diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)"),
     "compare": ("compare", "sample the same seeds with every extrapolation method into one labelled PNG"),
 }
 

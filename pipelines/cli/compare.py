@@ -3,10 +3,13 @@
     axialrope compare --height 64 --width 64 --out outputs/compare.png      # bundled image model
     axialrope compare --methods none yarn dype-yarn+entropy --classes circle --num 4
     axialrope compare --model moving-shapes-rope --frames 16 --out outputs/compare_video.png
+    axialrope compare --model path/to/FLUX.1-dev --prompt "a fox" --height 2048 --width 2048 --steps 28
 
 Each panel is one method's grid (a row per class; for video, a row per clip with its frames
 left to right), under the method's name. Default methods: every one that applies to the
 model (riflex only for video; a sin-cos model only has none, with and without entropy scaling).
+A diffusers pipeline (Flux, Qwen-Image, Wan, ...) runs once per method with
+`axialrope.models.apply_extrapolation`, the same seed each time.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ import sys
 import time
 
 from ..sampling.bundled import load_pipeline
-from .sample import (ENTROPY_SUFFIX, add_model_arguments, make_extrapolation, parse_options, sample_size,
-                     sampler_name, sampling_kwargs, steps_of)
+from .sample import (DIT_STEPS, ENTROPY_SUFFIX, add_model_arguments, family_kwargs, family_pipeline,
+                     make_extrapolation, parse_options, sample_size, sampler_name, sampling_kwargs, split_family_options,
+                     steps_of)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,14 +31,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="outputs/compare.png", help="output PNG")
 
 
-def default_methods(pipe) -> list[str]:
+def default_methods(pipe, video: bool | None = None) -> list[str]:
     """Every method that applies to the pipeline's model, then `none` with entropy scaling."""
     from axialrope.extrapolation import EXTRAPOLATION_METHODS
 
-    if pipe.transformer.rope is None:
-        return ["none", "none" + ENTROPY_SUFFIX]
-    methods = [m for m in EXTRAPOLATION_METHODS if m != "riflex" or pipe.is_video]
+    if video is None:  # this project's AxialDiTPipeline
+        if pipe.transformer.rope is None:
+            return ["none", "none" + ENTROPY_SUFFIX]
+        video = pipe.is_video
+    methods = [m for m in EXTRAPOLATION_METHODS if m != "riflex" or video]
     return methods + ["none" + ENTROPY_SUFFIX]
+
+
+def panel(images, video: bool, per_row: int | None = None):
+    """One method's samples as a PIL grid: `per_row` images a row (default all), or a row per clip
+    with its frames left to right."""
+    from einops import rearrange
+    from torchvision.transforms.functional import to_pil_image
+    from torchvision.utils import make_grid
+
+    if video:
+        per_row = images.shape[1]
+        images = rearrange(images, "b t c h w -> (b t) c h w")
+    else:
+        per_row = per_row or images.shape[0]
+    return to_pil_image(make_grid(images.float(), nrow=per_row, padding=1, pad_value=1.0))
+
+
+def run_family(args: argparse.Namespace) -> int:
+    """`axialrope compare` on a diffusers pipeline: one panel per method, the same seed each."""
+    from ..sampling.diffusers_families import generate, is_video_pipeline
+    from ..sampling.outputs import check_output_path
+
+    from .preflight import check_sample_arguments
+
+    started = time.perf_counter()
+    try:
+        check_sample_arguments(args)  # device, --out, numbers: before the model loads
+        out = check_output_path(args.out, video=False)  # one labelled picture, also for video models
+        extrapolation_options, family_options = split_family_options(parse_options(args.option))
+        pipe = family_pipeline(args)
+        video = is_video_pipeline(pipe)
+        methods = args.methods or default_methods(pipe, video)
+        extrapolations = [make_extrapolation(name, options=extrapolation_options) for name in methods]
+        panels = []
+        for extrapolation in extrapolations:
+            kwargs = family_kwargs(pipe, args)  # a fresh generator: the same seed per method
+            panels.append(panel(generate(pipe, extrapolation, args.trained_grid, family_options, **kwargs), video))
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        print(f"axialrope compare: {error}", file=sys.stderr)
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
+    labelled_panels(panels, methods).save(out)
+    print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}, {type(pipe).__name__}) "
+          f"in {time.perf_counter() - started:.1f} s")
+    return 0
 
 
 def labelled_panels(panels: list, labels: list[str], gap: int = 6):
@@ -56,20 +107,21 @@ def labelled_panels(panels: list, labels: list[str], gap: int = 6):
 
 
 def run(args: argparse.Namespace) -> int:
-    from einops import rearrange
-    from torchvision.transforms.functional import to_pil_image
-    from torchvision.utils import make_grid
-
+    from ..sampling.diffusers_families import is_family_model
     from ..sampling.outputs import check_output_path
     from .preflight import check_sample_arguments, check_sampling
 
+    if is_family_model(args.model):
+        return run_family(args)
     started = time.perf_counter()
     try:
         check_sample_arguments(args)  # device, --out, numbers: before the model loads
         pipe = load_pipeline(args.model, args.device)
         out = check_output_path(args.out, video=False)  # one labelled picture, also for video models
         methods = args.methods or default_methods(pipe)
-        options = parse_options(args.option)
+        options, family_options = split_family_options(parse_options(args.option))
+        if family_options:
+            raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
         extrapolations = [make_extrapolation(name, options=options) for name in methods]
         check_sampling(pipe, sampling_kwargs(pipe, args)[0])  # memory for the size, before the first method
         panels = []
@@ -77,16 +129,17 @@ def run(args: argparse.Namespace) -> int:
             kwargs, per_row = sampling_kwargs(pipe, args)  # a fresh generator: the same seeds per method
             output = pipe(extrapolation=extrapolation, **kwargs)
             if output.frames is not None:
-                samples, per_row = output.frames, output.frames.shape[1]
-                images = rearrange(output.frames, "b t c h w -> (b t) c h w")
+                samples = output.frames
+                panels.append(panel(output.frames, video=True))
             else:
-                samples = images = output.images
-            panels.append(to_pil_image(make_grid(images.float(), nrow=per_row, padding=1, pad_value=1.0)))
+                samples = output.images
+                panels.append(panel(output.images, video=False, per_row=per_row))
     except (ValueError, TypeError, FileNotFoundError) as error:
         print(f"axialrope compare: {error}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     labelled_panels(panels, methods).save(out)
+    steps = DIT_STEPS if args.steps is None else args.steps
     print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}; each {sample_size(samples)}, "
-          f"{steps_of(args.steps, sampler_name(pipe, args.scheduler))}) in {time.perf_counter() - started:.1f} s")
+          f"{steps_of(steps, sampler_name(pipe, args.scheduler))}) in {time.perf_counter() - started:.1f} s")
     return 0

@@ -62,9 +62,9 @@ def check_sample_arguments(args: argparse.Namespace) -> None:
         value = getattr(args, flag, None)
         if value is not None and value <= 0:
             raise ValueError(f"--{flag} must be a positive number of pixels (frames), got {value}")
-    if args.num < 1:
+    if args.num is not None and args.num < 1:  # None: the model's default
         raise ValueError(f"--num must be a positive integer, got {args.num}")
-    if args.steps < 1:
+    if args.steps is not None and args.steps < 1:
         raise ValueError(f"--steps must be a positive integer, got {args.steps}")
     if args.guidance is not None and not (math.isfinite(args.guidance) and args.guidance >= 0):
         raise ValueError(f"--guidance must be a finite number >= 0 (1: no guidance), got {args.guidance}")

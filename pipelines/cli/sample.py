@@ -1,4 +1,4 @@
-"""`axialrope sample`: images or videos from a trained DiT at any size, with a RoPE extrapolation method.
+"""`axialrope sample`: images or videos at any size, with a RoPE extrapolation method.
 
     axialrope sample --height 64 --width 64 --out outputs/sample.png          # bundled image model, 2x its size
     axialrope sample --extrapolation dype-yarn --entropy-scaling --height 96 --width 96
@@ -6,8 +6,16 @@
     axialrope sample --model outputs/run --classes circle ring --num 8 --seed 3 --scheduler unipc
     axialrope sample --model outputs/run/checkpoints/checkpoint-000500 --out outputs/step500.png
 
+    # a diffusers pipeline of Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX or LTX-Video (folder or hub id)
+    axialrope sample --model path/to/FLUX.1-dev --prompt "a fox in snow" --height 2048 --width 2048 \
+        --extrapolation dype-yarn --out outputs/fox.png
+    axialrope sample --model path/to/Wan2.1-T2V-1.3B-Diffusers --prompt "waves" --frames 161 \
+        --extrapolation riflex --out outputs/waves.gif
+
 The output is one PNG grid (a row per class); a video model writes frames side by side as
 <out>.gif, <out>.png (a row per frame), <out>.mp4 (if PyAV is installed) and <out>_frames/.
+A diffusers pipeline runs with `axialrope.models.apply_extrapolation` (the family's trained
+grid from its table, or --trained-grid), bf16 on CUDA.
 """
 
 from __future__ import annotations
@@ -20,30 +28,41 @@ import time
 from ..sampling.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
 
 ENTROPY_SUFFIX = "+entropy"
+DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
 # the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
 SCHEDULER_HELP = ("a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
                   "ddpm, ddim, euler, dpm++ or unipc for DDPM models (default: the model's own, e.g. euler)")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments `sample` and `compare` share: model, size, labels, seed, sampler, device."""
+    """The arguments `sample` and `compare` share: model, size, labels or prompt, seed, sampler, device."""
     parser.add_argument("--model", default=None,
                         help=f"a pipeline folder, a training run's folder (its pipeline/), one of its checkpoints, "
-                             f"or a bundled model ({', '.join(BUNDLED_MODELS)}) (default: {DEFAULT_MODEL})")
+                             f"a bundled model ({', '.join(BUNDLED_MODELS)}) (default: {DEFAULT_MODEL}), or a "
+                             "diffusers pipeline (folder or hub id) of Flux, Qwen-Image, Wan, HunyuanVideo, "
+                             "CogVideoX or LTX-Video")
     parser.add_argument("--height", type=int, default=None, help="pixels (default: the trained height)")
     parser.add_argument("--width", type=int, default=None, help="pixels (default: the trained width)")
     parser.add_argument("--frames", type=int, default=None, help="frames, video models only (default: trained)")
     parser.add_argument("--classes", nargs="+", default=None,
                         help="class names or ids, a grid row each (default: every class; none for an unconditional model)")
-    parser.add_argument("--num", type=int, default=4, help="samples per class (or in all, unconditional)")
+    parser.add_argument("--num", type=int, default=None,
+                        help=f"samples per class (or in all, unconditional; default {DIT_NUM}); per prompt for a "
+                             "diffusers pipeline (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initial noise")
-    parser.add_argument("--steps", type=int, default=20, help="sampler steps")
+    parser.add_argument("--steps", type=int, default=None,
+                        help=f"sampler steps (default: {DIT_STEPS}) for this project's DiTs; a diffusers pipeline's own otherwise")
     parser.add_argument("--scheduler", default=None, metavar="NAME", help=SCHEDULER_HELP)
+    parser.add_argument("--prompt", default=None, help="the text prompt, for diffusers pipelines (default: none)")
+    parser.add_argument("--negative-prompt", default=None, help="negative prompt, for diffusers pipelines that take one (default: none)")
+    parser.add_argument("--trained-grid", type=int, nargs="+", default=None, metavar="N",
+                        help="tokens the model was trained at, H W or T H W (diffusers pipelines; default: the "
+                             "family's, see axialrope.models.integrations.trained_grids)")
     parser.add_argument("--guidance", type=float, default=None,
                         help="classifier-free guidance scale (default 2 with classes, 1 without)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="an Extrapolation parameter, e.g. beta_fast=32 or dype_lambda_t=2 "
-                             "(repeatable; default: none, the method's own)")
+                        help="an Extrapolation parameter, e.g. beta_fast=32, dype_lambda_t=2, dype_beta=1.25,0.75 "
+                             "or riflex_index=4; shift_cap=false for Flux (repeatable; default: none, the method's own)")
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda; bf16 on cuda")
 
 
@@ -51,30 +70,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     parser.add_argument("--fps", type=float, default=4.0, help="frames per second of a video model's GIF and MP4")
     parser.add_argument("--extrapolation", default="none",
-                        help="none, pi, ntk, yarn, riflex, dype-pi, dype-ntk or dype-yarn; NAME+entropy adds entropy scaling")
+                        help="none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
+                             "NAME+entropy adds entropy scaling")
     parser.add_argument("--entropy-scaling", action="store_true",
                         help="scale attention logits by sqrt(log N / log N_train) (default: off)")
     parser.add_argument("--out", default="outputs/sample.png", help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video (all three are written)")
 
 
+FAMILY_OPTIONS = ("shift_cap",)  # apply_extrapolation's own options, for diffusers pipelines
+INTEGER_OPTIONS = ("temporal_axis", "riflex_index")
+PAIR_OPTIONS = ("dype_beta", "dype_gamma")
+
+
 def parse_options(options: list[str]) -> dict:
-    """KEY=VALUE strings -> Extrapolation keyword arguments (numbers become floats, true/false bools)."""
+    """KEY=VALUE strings -> Extrapolation keyword arguments (numbers become floats, true/false bools,
+    "a,b" pairs tuples of floats)."""
     from axialrope import Extrapolation
 
-    known = {f.name for f in dataclasses.fields(Extrapolation)} - {"method", "entropy_scaling"}
+    known = ({f.name for f in dataclasses.fields(Extrapolation)} - {"method", "entropy_scaling"}) | set(FAMILY_OPTIONS)
     values = {}
     for option in options:
         key, sep, text = option.partition("=")
         if not sep or key not in known:
             raise ValueError(f"--option {option!r}: expected KEY=VALUE with KEY one of {sorted(known)}")
-        if text.lower() in ("true", "false"):
-            values[key] = text.lower() == "true"
-        else:
-            try:
-                values[key] = int(text) if key == "temporal_axis" else float(text)
-            except ValueError:
-                values[key] = text
+        try:
+            if text.lower() in ("true", "false"):
+                values[key] = text.lower() == "true"
+            elif key in PAIR_OPTIONS:
+                values[key] = tuple(float(v) for v in text.split(","))
+            else:
+                values[key] = int(text) if key in INTEGER_OPTIONS else float(text)
+        except ValueError:
+            values[key] = text  # the Extrapolation names what it expected
     return values
+
+
+def split_family_options(options: dict) -> tuple[dict, dict]:
+    """(Extrapolation options, apply_extrapolation's own options)."""
+    return ({k: v for k, v in options.items() if k not in FAMILY_OPTIONS},
+            {k: v for k, v in options.items() if k in FAMILY_OPTIONS})
 
 
 def make_extrapolation(name: str, entropy_scaling: bool = False, options: dict | None = None):
@@ -91,8 +125,14 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
     import torch
 
     conditional = pipe.transformer.null_class is not None
-    if args.num < 1:
-        raise ValueError(f"--num must be a positive integer, got {args.num}")
+    for flag, value in (("--prompt", args.prompt), ("--negative-prompt", args.negative_prompt),
+                        ("--trained-grid", args.trained_grid)):
+        if value is not None:
+            raise ValueError(f"{flag} is for diffusers pipelines; this project's DiT takes --classes and knows "
+                             "its trained size")
+    num = DIT_NUM if args.num is None else args.num
+    if num < 1:
+        raise ValueError(f"--num must be a positive integer, got {num}")
     if args.classes is not None and not conditional:
         raise ValueError("--classes given, but this model is unconditional")
     labels = None
@@ -101,11 +141,66 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
         labels = [int(n) if isinstance(n, str) and n.isdigit() else n for n in names]
     guidance = args.guidance if args.guidance is not None else (2.0 if conditional else 1.0)
     # --num samples per class (the pipeline keeps each label's samples together: a grid row), or in all
-    per_label = dict(num_images_per_prompt=args.num) if conditional else dict(batch_size=args.num)
+    per_label = dict(num_images_per_prompt=num) if conditional else dict(batch_size=num)
     kwargs = dict(class_labels=labels, **per_label, height=args.height, width=args.width,
-                  num_frames=args.frames, num_inference_steps=args.steps, guidance_scale=guidance,
-                  scheduler=args.scheduler, generator=torch.Generator().manual_seed(args.seed), output_type="pt")
-    return kwargs, args.num
+                  num_frames=args.frames, num_inference_steps=DIT_STEPS if args.steps is None else args.steps,
+                  guidance_scale=guidance, scheduler=args.scheduler, generator=torch.Generator().manual_seed(args.seed),
+                  output_type="pt")
+    return kwargs, num
+
+
+def family_pipeline(args: argparse.Namespace):
+    """The diffusers pipeline --model names, loaded (after the flags it needs are checked)."""
+    from ..sampling.diffusers_families import load_family_pipeline
+
+    if args.prompt is None:
+        raise ValueError(f"{args.model!r} is a diffusers pipeline: give --prompt")
+    if args.classes is not None:
+        raise ValueError("--classes is for this project's class-conditional DiTs; a diffusers pipeline takes --prompt")
+    return load_family_pipeline(args.model, args.device)
+
+
+def family_kwargs(pipe, args: argparse.Namespace) -> dict:
+    """The diffusers pipeline's __call__ keyword arguments from the shared flags (a fresh seeded generator)."""
+    from ..sampling.diffusers_families import call_kwargs
+
+    return call_kwargs(pipe, args.prompt, args.height, args.width, args.frames, args.steps, args.guidance,
+                       args.seed, 1 if args.num is None else args.num, args.negative_prompt)
+
+
+def run_family(args: argparse.Namespace) -> int:
+    """`axialrope sample` on a diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)."""
+    from ..sampling.diffusers_families import generate, is_video_pipeline, video_of_folder
+    from ..sampling.outputs import check_output_path, save_grid, save_videos
+
+    from .preflight import check_sample_arguments
+
+    started = time.perf_counter()
+    try:
+        check_sample_arguments(args)  # device, --out, numbers: before the model loads
+        expected = video_of_folder(args.model)
+        if expected is not None:  # a local folder: check --out before loading the weights
+            check_output_path(args.out, video=expected)
+        if not args.fps > 0:
+            raise ValueError(f"--fps must be a positive number, got {args.fps}")
+        extrapolation_options, family_options = split_family_options(parse_options(args.option))
+        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, extrapolation_options)
+        pipe = family_pipeline(args)
+        video = is_video_pipeline(pipe)
+        out = check_output_path(args.out, video=video)
+        result = generate(pipe, extrapolation, args.trained_grid, family_options, **family_kwargs(pipe, args))
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        print(f"axialrope sample: {error}", file=sys.stderr)
+        return 2
+    if video:
+        shown = ", ".join(str(p) for p in save_videos(result, out, fps=args.fps).values())
+    else:
+        shown = str(save_grid(result, out, per_row=result.shape[0]))
+    size = tuple(result.shape[-2:])
+    print(f"wrote {shown} ({size[0]}x{size[1]}{f', {result.shape[1]} frames' if video else ''}, "
+          f"{type(pipe).__name__}, extrapolation {args.extrapolation}"
+          f"{' + entropy scaling' if extrapolation.entropy_scaling else ''}) in {time.perf_counter() - started:.1f} s")
+    return 0
 
 
 def describe(pipe, extrapolation, scheduler: str | None, steps: int) -> str:
@@ -143,10 +238,13 @@ def sample_size(samples) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..sampling.diffusers_families import is_family_model
     from ..sampling.outputs import check_output_path, save_grid, save_videos
 
     from .preflight import check_sample_arguments, check_sampling
 
+    if is_family_model(args.model):
+        return run_family(args)
     started = time.perf_counter()
     try:
         check_sample_arguments(args)  # device, --out, numbers: before the model loads
@@ -154,7 +252,10 @@ def run(args: argparse.Namespace) -> int:
         out = check_output_path(args.out, video=pipe.is_video)
         if not args.fps > 0:
             raise ValueError(f"--fps must be a positive number, got {args.fps}")
-        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, parse_options(args.option))
+        options, family_options = split_family_options(parse_options(args.option))
+        if family_options:
+            raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
+        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, options)
         kwargs, per_row = sampling_kwargs(pipe, args)
         check_sampling(pipe, kwargs)  # memory for the requested size, before sampling
         output = pipe(extrapolation=extrapolation, **kwargs)
@@ -168,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         shown = str(save_grid(output.images, out, per_row=per_row))
         samples = output.images
-    print(f"wrote {shown} ({sample_size(samples)}; {describe(pipe, extrapolation, args.scheduler, args.steps)}) "
+    steps = DIT_STEPS if args.steps is None else args.steps
+    print(f"wrote {shown} ({sample_size(samples)}; {describe(pipe, extrapolation, args.scheduler, steps)}) "
           f"in {time.perf_counter() - started:.1f} s")
     return 0

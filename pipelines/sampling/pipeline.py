@@ -14,9 +14,9 @@ conventions (`latents`, `num_images_per_prompt`, `callback_on_step_end`, `output
 (facebook's DiT), so that `DiffusionPipeline.from_pretrained` finds it (see `registration`).
 Beyond the trained grid, an `axialrope.Extrapolation` plans per-axis RoPE scalings
 and a logit scale for the requested token grid; the pipeline puts them into the model's
-`rope_config` before each step (every step for the timestep-dependent dype-* methods, whose
-plan depends on the flow-matching sigma, 1 = pure noise) and restores the model's own
-config afterwards, even if sampling fails.
+`rope_config` before each step (every step for the timestep-dependent dype-* and kappa-*
+methods, whose plan depends on the flow-matching sigma, 1 = pure noise) and restores the
+model's own config afterwards, even if sampling fails.
 """
 
 from __future__ import annotations

@@ -31,13 +31,13 @@ def test_every_method_is_the_trained_encoding_at_the_trained_size(method, entrop
         assert torch.equal(ours, trained)
 
 
-@pytest.mark.parametrize("method", ["dype-pi", "dype-ntk", "dype-yarn"])
-def test_timestep_dependent_methods_reach_the_trained_encoding_at_the_last_step(method):
+@pytest.mark.parametrize("method", ["kappa-pi", "kappa-ntk", "kappa-yarn"])
+def test_the_kappa_variants_reach_the_trained_encoding_at_the_last_step(method):
     extrapolation = Extrapolation(method)
     last = extrapolation.plan(TRAIN, (16, 32, 48), timestep=0.0)
     assert last.scalings == (None, None, None) and last.logit_scale == 1.0
     # at pure noise with lambda_s = 1 they are the static method; between, a smaller scale
-    static = Extrapolation(method.removeprefix("dype-")).plan(TRAIN, (16, 32, 48))
+    static = Extrapolation(method.removeprefix("kappa-")).plan(TRAIN, (16, 32, 48))
     assert extrapolation.plan(TRAIN, (16, 32, 48), timestep=1.0) == static
     middle = extrapolation.plan(TRAIN, (16, 32, 48), timestep=0.5)
     assert all(1 < m < s for m, s in zip(middle.factors, static.factors))
@@ -100,6 +100,10 @@ def test_smaller_grids_keep_the_trained_encoding():
     "make, match",
     [
         (lambda: Extrapolation("bilinear"), "method must be one of"),
+        (lambda: Extrapolation("dype-pi"), "now called 'kappa-pi'"),
+        (lambda: Extrapolation("dype-yarn", dype_beta=(0.75, 1.25)), "dype_beta must be two numbers"),
+        (lambda: Extrapolation("riflex", riflex_index=0), "riflex_index must be a positive integer"),
+        (lambda: Extrapolation("pi").plan((16, 16), (32, 32), token_spacing=(1.0, 0.0)), "token_spacing must be"),
         (lambda: Extrapolation("yarn", yarn_temperature="mean"), "yarn_temperature must be one of"),
         (lambda: Extrapolation("yarn", beta_fast=1.0, beta_slow=2.0), "beta_fast > beta_slow"),
         (lambda: Extrapolation("dype-ntk").plan((16, 16), (32, 32)), "needs a timestep in"),

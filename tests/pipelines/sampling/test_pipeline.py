@@ -168,8 +168,8 @@ def _factors(config, n_axes):
     return [1.0 if s is None else s.factor for s in scalings]
 
 
-@pytest.mark.parametrize("method", ["dype-pi", "dype-ntk", "dype-yarn"])
-def test_timestep_dependent_methods_start_extrapolated_and_end_at_the_trained_encoding(image_pipe, method):
+@pytest.mark.parametrize("method", ["kappa-pi", "kappa-ntk", "kappa-yarn"])
+def test_the_kappa_variants_start_extrapolated_and_end_at_the_trained_encoding(image_pipe, method):
     original = image_pipe.transformer.rope_config
     seen = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation=method, num_inference_steps=8)
     assert len(seen) == 8
@@ -181,6 +181,17 @@ def test_timestep_dependent_methods_start_extrapolated_and_end_at_the_trained_en
     assert _factors(seen[-1], 2) == pytest.approx([1.0, 1.0], abs=1e-5)
     assert seen[-1].attention_scale == pytest.approx(original.attention_scale, abs=1e-5)
     assert seen[-1].theta == original.theta
+
+
+def test_dype_methods_follow_the_authors_schedule_per_step(image_pipe):
+    seen = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-yarn",
+                           num_inference_steps=4)
+    kappas = [c.scaling[0].kappa for c in seen]
+    assert kappas[0] == pytest.approx(1.0) and all(a > b for a, b in zip(kappas, kappas[1:]))
+    assert [s.factor for s in seen[-1].scaling] == [2.0, 3.0]  # s itself, not s^kappa
+    ntk = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-ntk",
+                          num_inference_steps=4)
+    assert _factors(ntk[0], 2) == pytest.approx([2.0**2, 3.0**2])  # Dy-NTK at t = 1: factor s^(2 kappa)
 
 
 def test_static_methods_use_one_plan_for_every_step(image_pipe):
