@@ -240,7 +240,6 @@ def sample_size(samples) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..sampling.diffusers_families import is_family_model
     from ..sampling.outputs import check_output_path, save_grid, save_videos
-
     from .preflight import check_sample_arguments, check_sampling
 
     if is_family_model(args.model):
