@@ -16,27 +16,19 @@ from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 STEPS = 2
 
 
-def _randomised(model):
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.add_(0.2 * torch.randn(parameter.shape, generator=generator))
-    return model.eval()
-
-
 @pytest.fixture(scope="module")
-def pipe():
+def pipe(randomised):
     model = create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=3)
-    pipe = AxialDiTPipeline.from_model(_randomised(model), class_names=["circle", "square", "ring"])
+    pipe = AxialDiTPipeline.from_model(randomised(model), class_names=["circle", "square", "ring"])
     pipe.set_progress_bar_config(disable=True)
     return pipe
 
 
 @pytest.fixture(scope="module")
-def video_pipe():
+def video_pipe(randomised):
     model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
                        num_classes=0, frame_noise_correlation=0.5)
-    pipe = AxialDiTPipeline.from_model(_randomised(model))
+    pipe = AxialDiTPipeline.from_model(randomised(model))
     pipe.set_progress_bar_config(disable=True)
     return pipe
 

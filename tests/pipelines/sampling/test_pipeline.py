@@ -21,31 +21,22 @@ from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 STEPS = 3
 
 
-def _randomised(model):
-    """DiT's init zeroes the output layer (the output would not depend on anything): perturb every weight."""
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.add_(0.2 * torch.randn(parameter.shape, generator=generator))
-    return model.eval()
-
-
-def _image_pipe(position_encoding="rope"):
+def _image_pipe(randomised, position_encoding="rope"):
     model = create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=3,
                        position_encoding=position_encoding)
-    return AxialDiTPipeline.from_model(_randomised(model), class_names=["circle", "square", "ring"])
+    return AxialDiTPipeline.from_model(randomised(model), class_names=["circle", "square", "ring"])
 
 
 @pytest.fixture(scope="module")
-def image_pipe():
-    return _image_pipe()
+def image_pipe(randomised):
+    return _image_pipe(randomised)
 
 
 @pytest.fixture(scope="module")
-def video_pipe():
+def video_pipe(randomised):
     model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
                        num_classes=0)
-    return AxialDiTPipeline.from_model(_randomised(model))
+    return AxialDiTPipeline.from_model(randomised(model))
 
 
 def _seeded(seed=0):
@@ -232,8 +223,8 @@ def test_rope_config_is_restored_after_a_call_and_after_an_error(image_pipe):
     assert calls[0] is not original and image_pipe.transformer.rope_config is original
 
 
-def test_sincos_model_takes_none_and_entropy_scaling_only():
-    pipe = _image_pipe("sincos")
+def test_sincos_model_takes_none_and_entropy_scaling_only(randomised):
+    pipe = _image_pipe(randomised, "sincos")
     plain = _run(pipe, class_labels=[0], height=32, width=32)
     entropy = _run(pipe, class_labels=[0], height=32, width=32, extrapolation="none", entropy_scaling=True)
     assert not torch.allclose(plain, entropy)

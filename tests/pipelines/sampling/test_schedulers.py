@@ -55,17 +55,9 @@ def test_each_scheduler_lands_on_the_data_of_an_ideal_model(objective, name):
     torch.testing.assert_close(samples, x0, atol=1e-2, rtol=0)
 
 
-def _randomised(model):
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.add_(0.2 * torch.randn(parameter.shape, generator=generator))
-    return model.eval()
-
-
 @pytest.fixture(scope="module")
-def model():
-    return _randomised(create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=2))
+def model(randomised):
+    return randomised(create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=2))
 
 
 @pytest.mark.parametrize("objective, name", CASES, ids=[f"{o}-{n}" for o, n in CASES])
