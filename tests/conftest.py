@@ -143,3 +143,14 @@ def tiny_flux_folder(tmp_path_factory):
 def tiny_wan_folder(tmp_path_factory):
     """A saved tiny WanPipeline; trained grid (2, 2, 2) tokens = 5 frames of 32 x 32 px."""
     return save_tiny_wan(tmp_path_factory.mktemp("tiny-wan") / "pipeline")
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models: one torch thread is many times faster than two contending ones on a shared machine."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -249,18 +249,14 @@ CASES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    """Every integration test runs on one torch thread (tests/conftest.py)."""
+
+
 @pytest.fixture(params=list(CASES))
 def case(request) -> Case:
     return CASES[request.param]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models: one thread is many times faster than two contending ones on a shared machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture

@@ -2,19 +2,11 @@
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from axialrope.pipelines.cli import main
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models: one thread is many times faster than two contending ones on a shared machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def flux_args(folder, out, *extra):
