@@ -51,3 +51,24 @@ def test_a_qk_norm_dit_gives_the_outputs_of_the_unfused_one(make_model, monkeypa
     fused = model(x, t, labels).sample
     monkeypatch.setattr(blocks, "rms_norm_rotary_qk", unfused)
     torch.testing.assert_close(fused, model(x, t, labels).sample, rtol=0, atol=1e-6)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda_the_fused_attention_equals_the_unfused_one(attention_and_inputs, monkeypatch):
+    """The Triton kernels forward and backward inside the block."""
+    attn, x, rope = attention_and_inputs
+    attn, x, rope = attn.cuda(), x.cuda(), tuple(t.cuda() for t in rope)
+
+    def run():
+        attn.zero_grad()
+        out = attn(x, rope)
+        out.square().sum().backward()
+        return out, {name: p.grad.clone() for name, p in attn.named_parameters()}
+
+    fused_out, fused_grads = run()
+    monkeypatch.setattr(blocks, "rms_norm_rotary_qk", unfused)
+    out, grads = run()
+    torch.testing.assert_close(fused_out, out, rtol=0, atol=1e-5)
+    for name, grad in grads.items():
+        torch.testing.assert_close(fused_grads[name], grad, rtol=0, atol=1e-5 * grad.abs().max().item(), msg=name)

@@ -67,6 +67,25 @@ def test_outputs_equal_diffusers_own_processors(family, request):
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("family", ["flux", "wan"])
+def test_on_cuda_outputs_equal_diffusers_own_processors(family, request):
+    """The Triton kernel inside diffusers' transformers, float32 and bfloat16."""
+    model = request.getfixturevalue(family).cuda()
+    inputs = {name: v.cuda() if isinstance(v, torch.Tensor) else v
+              for name, v in (flux_inputs() if family == "flux" else wan_inputs()).items()}
+    fused = copy.deepcopy(model)
+    use_fused_qk_norm_rope(fused)
+    for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 5e-2)):
+        cast = {name: v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() and name != "timestep" else v
+                for name, v in inputs.items()}
+        with torch.no_grad():
+            expected = model.to(dtype)(**cast)[0]
+            got = fused.to(dtype)(**cast)[0]
+        torch.testing.assert_close(got.float(), expected.float(), rtol=tol, atol=tol)
+
+
 def test_flux_gradients_equal_diffusers_own(flux):
     inputs = flux_inputs()
     fused = copy.deepcopy(flux)
