@@ -4,8 +4,8 @@ and `rms_norm_rotary_qk` share, and `rotary_backend` to override it.
     inside torch.compile, or tables      "composite": the plain formula (inductor fuses it into
     that need gradients                  the caller's graph; autograd covers cos and sin)
     CUDA, Triton installed               "triton": one pass
-    rotation, at most FEW_OPS_MAX_NUMEL  "few_ops": three torch ops per tensor (one decoded token:
-    elements in all                      dispatch, not arithmetic, is the cost)
+    at most FEW_OPS_MAX_NUMEL elements   "few_ops": a few torch ops per tensor (one decoded token:
+    in all, not in place                 dispatch, not arithmetic, is the cost)
     CPU, >= COMPILE_MIN_NUMEL elements,  "compiled": the inductor-compiled formula, one pass;
     once compiling pays (`compiling`)    compiled once per spec, then reused for every size
     otherwise                            "eager": torch ops into preallocated outputs; always
@@ -44,7 +44,7 @@ def current() -> str:
 def rotary_backend(name: str):
     """Forces one kernel inside the block, for apply_rotary* and rms_norm_rotary_qk: "auto" (the
     default choice), "eager", "compiled", "triton" (CUDA tensors only), "composite" (the plain
-    formula) or "few_ops" (rotations; the fused norm runs "eager" then).
+    formula) or "few_ops" (out of place; in place runs "eager" then).
 
         with rotary_backend("eager"):
             q = apply_rotary(q, cos, sin)
@@ -76,7 +76,7 @@ def choose(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, *, inplace: bo
            fused: bool = False, spec: Callable[[], tuple] | None = None) -> str:
     """The kernel for all of xs (tensors sharing one table); "composite" where the fast ones do not apply.
 
-    fused: a norm + rotation (no few-ops kernel; its eager kernel is never a single pass).
+    fused: a norm + rotation (its eager kernel is never a single pass).
     spec: the compiled kernel's spec for xs, asked only where compiling is considered, so that
     `compiling.pays_off` can keep its budget.
     """
@@ -98,13 +98,13 @@ def choose(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, *, inplace: bo
             raise RuntimeError("rotary_backend('triton') needs CUDA tensors and an installed Triton")
         return "triton"
     if _backend == "few_ops":
-        return "eager" if fused or inplace else "few_ops"
+        return "eager" if inplace else "few_ops"
     if _backend != "auto":
         return _backend
     if triton_ok:
         return "triton"
     numel = sum(other.numel() for other in xs)
-    if not (fused or inplace) and numel <= FEW_OPS_MAX_NUMEL:
+    if not inplace and numel <= FEW_OPS_MAX_NUMEL:
         return "few_ops"
     # float32 interleaved pairs are complex numbers: one eager complex multiply is one pass already
     one_eager_pass = not fused and layout == "interleaved" and x.dtype in (torch.float32, torch.float64)

@@ -9,9 +9,10 @@ is, up to float rounding (it rounds once, the pair of ops twice),
 
     q, k = apply_rotary_qk(F.rms_norm(q, (d,), q_weight, eps), F.rms_norm(k, (d,), k_weight, eps), cos, sin)
 
-The kernel is chosen as for `apply_rotary` (`backends.choose`): Triton on CUDA, the compiled
-formula for large CPU inputs once compiling pays, the eager ops otherwise, the plain formula
-inside torch.compile or when the tables need gradients. The formulas are in `fused_kernels`.
+The kernel is chosen as for `apply_rotary` (`backends.choose`): Triton on CUDA, torch's
+F.rms_norm and the few-ops rotation for tiny inputs (one decoded token), the compiled formula
+for large CPU inputs once compiling pays, the eager ops otherwise, the plain formula inside
+torch.compile or when the tables need gradients. The formulas are in `fused_kernels`.
 
 Gradients: a custom backward for q, k and both weights (x and the per-row 1 / rms are saved);
 tables that require grad take the plain formula, whose autograd covers them too.
@@ -23,9 +24,11 @@ import math
 from numbers import Real
 
 import torch
+import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 
 from . import backends, fused_kernels, triton_norm_rope
+from .kernels import compute_dtype, plan_few_ops
 from .rotary import check_layout, check_table
 
 
@@ -61,6 +64,16 @@ def _check(q, k, cos, sin, eps, layout, across_heads) -> None:
                 raise ValueError(f"across_heads needs {name} shaped (..., heads, head_dim), got shape {tuple(x.shape)}")
     if isinstance(eps, bool) or not isinstance(eps, Real) or not math.isfinite(eps) or eps <= 0:
         raise ValueError(f"eps must be a positive number, got {eps!r}")
+
+
+def _few_ops(xs, weights, cos, sin, eps, layout, across_heads):
+    """Tiny inputs (one decoded token): torch's F.rms_norm in the compute dtype, then the few-ops
+    rotation, rounded once; plain differentiable ops, where dispatch is the cost."""
+    dtype = compute_dtype(xs[0], cos)
+    normed = [F.rms_norm(x.to(dtype), tuple(x.shape[-2:] if across_heads else x.shape[-1:]),
+                         None if w is None else w.to(dtype), eps) for x, w in zip(xs, weights)]
+    rotated = plan_few_ops(normed, cos, layout)(normed, cos, sin)
+    return tuple(r.to(x.dtype) for r, x in zip(rotated, xs))
 
 
 def _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rstd):
@@ -152,12 +165,16 @@ def rms_norm_rotary_qk(
     weights = (_check_weight(q_weight, q, "q_weight", "q", across_heads),
                _check_weight(k_weight, k, "k_weight", "k", across_heads))
     eps = float(eps)
+    tracked = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (*xs, *weights))
+    kind = "training forward" if tracked else "forward"  # training keeps 1 / rms for the backward
     backend = backends.choose(xs, cos, sin, layout, fused=True,
-                              spec=lambda: fused_kernels.compiled_spec(xs, weights, cos, layout, across_heads))
+                              spec=lambda: fused_kernels.compiled_spec(xs, weights, cos, layout, across_heads, kind))
     if backend == "composite":
         return tuple(fused_kernels.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
                      for x, w in zip(xs, weights))
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (*xs, *weights)):
+    if backend == "few_ops":
+        return _few_ops(xs, weights, cos, sin, eps, layout, across_heads)
+    if tracked:
         return _NormRotation.apply(cos, sin, layout, eps, across_heads, backend, *xs, *weights)
     (yq, _), (yk, _) = _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rstd=False)
     return yq, yk

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import axialrope.backends as backends
 from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend, triton_rope
 
-BACKENDS = ["eager", "composite", "auto"]  # "compiled" costs a compile per spec: fewer cases below
+BACKENDS = ["eager", "composite", "few_ops", "auto"]  # "compiled" costs a compile per spec: fewer cases below
 
 
 def randn(*shape, dtype=torch.float32, seed=0):
@@ -80,7 +80,7 @@ def test_compiled_kernel_matches_rms_norm_then_rotation(layout, case):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float64])
-@pytest.mark.parametrize("backend", ["eager", "composite"])
+@pytest.mark.parametrize("backend", ["eager", "composite", "few_ops"])
 def test_other_dtypes_round_once(dtype, backend):
     q, k, cos, sin, qw, kw, across = make("grouped-query k, partial rotary", dtype)
     with rotary_backend(backend):
@@ -103,7 +103,7 @@ def test_without_weights_and_with_another_eps():
 
 @pytest.mark.parametrize(
     "backend, layout, case",
-    [("eager", layout, case) for layout in ("half", "interleaved")
+    [(backend, layout, case) for backend in ("eager", "few_ops") for layout in ("half", "interleaved")
      for case in ("grouped-query k, partial rotary", "across heads, partial")]
     + [("compiled", "half", "grouped-query k, partial rotary"), ("compiled", "interleaved", "across heads, partial")],
 )

@@ -241,7 +241,7 @@ def test_auto_backend_choice(monkeypatch, fresh_compile_state):
     spec = lambda: ("a spec",)  # noqa: E731
     assert choose((x,), cos, sin, "half", spec=spec) == "few_ops"  # tiny: dispatch is the cost
     assert choose((x,), cos, sin, "half", inplace=True, spec=spec) == "eager"
-    assert choose((x,), cos, sin, "half", fused=True, spec=spec) == "eager"
+    assert choose((x,), cos, sin, "half", fused=True, spec=spec) == "few_ops"
     monkeypatch.setattr(backends, "FEW_OPS_MAX_NUMEL", 0)
     assert choose((x,), cos, sin, "half", spec=spec) == "eager"  # small: not worth a compile
     monkeypatch.setattr(backends, "COMPILE_MIN_NUMEL", x.numel())
