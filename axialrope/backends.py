@@ -30,7 +30,9 @@ COMPILE_MIN_NUMEL = 1 << 18
 
 # Up to this many elements in all (q and k together) the few-ops kernel beats the eager one,
 # whose extra op dispatches outweigh its fewer passes (benchmarks/rope_apply.py, decode case).
-FEW_OPS_MAX_NUMEL = 1 << 15
+# Its four temporaries of the inputs' size stay below glibc's first mmap threshold here; past it
+# each of them can cost fresh pages, and the eager kernel wins.
+FEW_OPS_MAX_NUMEL = 1 << 14
 
 _backend = "auto"
 
