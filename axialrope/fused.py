@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -29,7 +30,11 @@ from torch.autograd.function import once_differentiable
 
 from . import backends, fused_kernels, triton_norm_rope
 from .kernels import compute_dtype, plan_few_ops
-from .rotary import check_layout, check_table
+from .rotary import LAYOUTS, check_layout, check_table
+
+# signature of a checked call -> its few-ops plan (the decode fast path, as in `rotary`)
+_FEW_OPS_CALLS: dict[tuple, Callable] = {}
+_MAX_REMEMBERED = 4096
 
 
 def _check_weight(weight, x: torch.Tensor, name: str, x_name: str, across_heads: bool):
@@ -66,14 +71,37 @@ def _check(q, k, cos, sin, eps, layout, across_heads) -> None:
         raise ValueError(f"eps must be a positive number, got {eps!r}")
 
 
-def _few_ops(xs, weights, cos, sin, eps, layout, across_heads):
-    """Tiny inputs (one decoded token): torch's F.rms_norm in the compute dtype, then the few-ops
-    rotation, rounded once; plain differentiable ops, where dispatch is the cost."""
+def _plan_few_ops(xs, weights, cos, eps, layout, across_heads):
+    """run(xs, weights, cos, sin) for tiny inputs like these (one decoded token): torch's F.rms_norm
+    in the compute dtype, then the few-ops rotation, rounded once; plain differentiable ops, where
+    dispatch is the cost. Everything that depends on shapes and dtypes is settled here."""
     dtype = compute_dtype(xs[0], cos)
-    normed = [F.rms_norm(x.to(dtype), tuple(x.shape[-2:] if across_heads else x.shape[-1:]),
-                         None if w is None else w.to(dtype), eps) for x, w in zip(xs, weights)]
-    rotated = plan_few_ops(normed, cos, layout)(normed, cos, sin)
-    return tuple(r.to(x.dtype) for r, x in zip(rotated, xs))
+    rows = [tuple(x.shape[-2:] if across_heads else x.shape[-1:]) for x in xs]
+    out_dtypes = [x.dtype for x in xs]
+    normed_like = [torch.empty(x.shape, dtype=dtype, device=x.device).requires_grad_(
+        x.requires_grad or (w is not None and w.requires_grad)) for x, w in zip(xs, weights)]
+    rotate = plan_few_ops(normed_like, cos, layout)
+
+    def run(xs, weights, cos, sin):
+        normed = [F.rms_norm(x.to(dtype), row, None if w is None else w.reshape(row).to(dtype), eps)
+                  for x, w, row in zip(xs, weights, rows)]
+        return tuple(r.to(out) for r, out in zip(rotate(normed, cos, sin), out_dtypes))
+
+    return run
+
+
+def _signature(q, k, cos, sin, q_weight, k_weight, eps, layout, across_heads) -> tuple | None:
+    """What the checks and the few-ops plan depend on (see rotary._signature); None for
+    non-tensors, unhashable arguments and while torch.compile traces."""
+    if torch.compiler.is_compiling() or type(eps) is not float or layout not in LAYOUTS or type(across_heads) is not bool:
+        return None
+    try:
+        weights = tuple(None if w is None else (w.shape, w.dtype, w.device, w.requires_grad) for w in (q_weight, k_weight))
+        return (q.shape, k.shape, cos.shape, sin.shape, q.dtype, k.dtype, cos.dtype, sin.dtype, q.device, k.device,
+                cos.device, sin.device, q.requires_grad, k.requires_grad, cos.requires_grad, sin.requires_grad,
+                weights, eps, layout, across_heads, backends.current())
+    except AttributeError:
+        return None
 
 
 def _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rstd):
@@ -160,6 +188,10 @@ def rms_norm_rotary_qk(
         (q_out, k_out), shaped and typed like q and k: per row, x / sqrt(mean(x^2) + eps) * weight,
         rotated, computed in float32 (float64 stays float64) and rounded once.
     """
+    key = _signature(q, k, cos, sin, q_weight, k_weight, eps, layout, across_heads)
+    plan = _FEW_OPS_CALLS.get(key) if key is not None else None
+    if plan is not None:  # checked and planned before: one lookup, then the ops
+        return plan((q, k), (q_weight, k_weight), cos, sin)
     _check(q, k, cos, sin, eps, layout, across_heads)
     xs = (q, k)
     weights = (_check_weight(q_weight, q, "q_weight", "q", across_heads),
@@ -173,7 +205,12 @@ def rms_norm_rotary_qk(
         return tuple(fused_kernels.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
                      for x, w in zip(xs, weights))
     if backend == "few_ops":
-        return _few_ops(xs, weights, cos, sin, eps, layout, across_heads)
+        plan = _plan_few_ops(xs, weights, cos, eps, layout, across_heads)
+        if key is not None:
+            if len(_FEW_OPS_CALLS) >= _MAX_REMEMBERED:
+                _FEW_OPS_CALLS.clear()
+            _FEW_OPS_CALLS[key] = plan
+        return plan(xs, weights, cos, sin)
     if tracked:
         return _NormRotation.apply(cos, sin, layout, eps, across_heads, backend, *xs, *weights)
     (yq, _), (yk, _) = _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rstd=False)

@@ -219,6 +219,27 @@ def test_bad_input_names_the_argument(kwargs, error, match):
         rms_norm_rotary_qk(**args)
 
 
+@pytest.mark.parametrize("case", ["heads first", "across heads (Wan)"])
+def test_a_repeated_decode_call_skips_the_checks_and_keeps_gradients(case, monkeypatch):
+    """One token: after the first call a signature lookup replaces the checks and the planning."""
+    import axialrope.fused as fused
+
+    q, k, cos, sin, qw, kw, across = make(case, torch.float64)
+    q, k = q[..., :1, :, :] if across else q[..., :1, :], k[..., :1, :, :] if across else k[..., :1, :]
+    cos, sin = (cos[..., :1, :, :], sin[..., :1, :, :]) if across else (cos[:1], sin[:1])
+    leaves = [t.double().requires_grad_() for t in (q, k, qw, kw)]
+    results = []
+    for attempt in range(2):
+        out = rms_norm_rotary_qk(*leaves[:2], cos, sin, *leaves[2:], 1e-6, across_heads=across)
+        results.append((out, torch.autograd.grad(sum(o.square().sum() for o in out), leaves)))
+        monkeypatch.setattr(fused, "_check", None)  # the second call must not check again
+    expected = unfused(*leaves[:2], cos, sin, *leaves[2:], 1e-6, "half", across)
+    expected_grads = torch.autograd.grad(sum(o.square().sum() for o in expected), leaves)
+    for out, grads in results:
+        for got, ref in zip((*out, *grads), (*expected, *expected_grads)):
+            torch.testing.assert_close(got, ref)
+
+
 def test_the_weight_of_a_norm_across_heads_may_be_flat_or_per_head():
     q, k, cos, sin, qw, kw, across = make("across heads (Wan)")
     flat = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, across_heads=True)
