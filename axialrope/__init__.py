@@ -4,6 +4,7 @@
     rope = AxialRotaryEmbedding(axes_dims=(16, 24, 24))    # head_dim 64
     cos, sin = rope(coords)                                # (16384, 32) each
     q, k = apply_rotary_qk(q, k, cos, sin)                 # q, k: (batch, heads, 16384, 64)
+    q, k = rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight)   # q/k RMSNorm, then RoPE, one pass
 """
 
 from .attention import KVCache, RoPEAttention
@@ -11,6 +12,7 @@ from .coords import grid_coords, text_and_grid_coords
 from .tables import AxialRotaryEmbedding, RotaryEmbedding
 from .extrapolation import EXTRAPOLATION_METHODS, Extrapolation, RopePlan
 from .frequencies import rope_frequencies
+from .fused import rms_norm_rotary_qk
 from .rotary import LAYOUTS, apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend
 from .scaling import ROPE_TYPES, RopeScaling
 
@@ -31,6 +33,7 @@ __all__ = [
     "apply_rotary_",
     "apply_rotary_qk",
     "grid_coords",
+    "rms_norm_rotary_qk",
     "rope_frequencies",
     "rotary_backend",
     "text_and_grid_coords",

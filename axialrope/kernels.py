@@ -1,9 +1,12 @@
-"""Rotation kernels behind `apply_rotary`: one formula, three ways to run it.
+"""Rotation kernels behind `apply_rotary`: one formula, several ways to run it.
 
     rotate_composite   the formula in differentiable torch ops; what torch.compile traces
+    rotate_few_ops     the eager kernel's arithmetic in two or three torch ops per tensor, for
+                       tiny inputs (one decoded token) where dispatch costs more than arithmetic
     rotate_into        eager: writes into a given output (or x itself), no temporary of x's
                        size for float32/float64; complex multiply for interleaved pairs
-    rotate_compiled    rotate_composite compiled by inductor: one fused loop
+    rotate_compiled    rotate_composite compiled by inductor (see `compiling`): one fused loop,
+                       q and k in one call sharing their reads of the table
     rotate_compiled_   the same in place, piece by piece through a bounded buffer
 
 (and, on CUDA, the Triton kernel in `triton_rope`). All of them rotate pair (a, b) to
@@ -13,11 +16,10 @@
 
 from __future__ import annotations
 
-import types
-import warnings
-
 import torch
 from einops import rearrange
+
+from . import compiling
 
 # The pair axis goes back where the channels lie (no transpose), which keeps inductor's
 # fused loop a plain pass over x for both layouts.
@@ -41,20 +43,138 @@ def compute_dtype(x: torch.Tensor, cos: torch.Tensor) -> torch.dtype:
     return torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
 
 
-def rotate_composite(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+def rotate_composite(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str,
+                     out_dtype: torch.dtype | None = None) -> torch.Tensor:
     """The rotation as plain differentiable ops (also what inductor fuses).
 
     x (..., dim); cos, sin (..., pairs) broadcasting against x without its last dim.
-    Returns (..., dim) in x's dtype; channels past 2 * pairs pass through.
+    Returns (..., dim) in out_dtype (default x's dtype); channels past 2 * pairs pass through.
     """
+    out_dtype = x.dtype if out_dtype is None else out_dtype
     rotary_dim = 2 * cos.shape[-1]
     first, second = _pair_views(x[..., :rotary_dim].to(compute_dtype(x, cos)), layout)
-    # rounded to x's dtype before joining, so inductor writes the output in its own loop
-    new_first, new_second = (first * cos - second * sin).to(x.dtype), (second * cos + first * sin).to(x.dtype)
+    # rounded to the output dtype before joining, so inductor writes the output in its own loop
+    new_first, new_second = (first * cos - second * sin).to(out_dtype), (second * cos + first * sin).to(out_dtype)
     out = rearrange(torch.stack((new_first, new_second), dim=_PAIR_AXIS[layout]), _JOIN_PAIRS[layout])
     if rotary_dim == x.shape[-1]:
         return out
-    return torch.cat((out, x[..., rotary_dim:]), dim=-1)
+    return torch.cat((out, x[..., rotary_dim:].to(out_dtype)), dim=-1)
+
+
+# -- few ops, for tiny inputs -------------------------------------------------------------------
+
+_SIGNS: dict[tuple, torch.Tensor] = {}  # (dtype, device, inverse) -> signs of the partner's term
+
+
+def _signs(dtype: torch.dtype, device: torch.device, inverse: bool) -> torch.Tensor:
+    """(-1, +1), shaped (2, 1) to run along the member axis of half pairs '(two pair)'."""
+    key = (dtype, device, inverse)
+    signs = _SIGNS.get(key)
+    if signs is None:
+        signs = _SIGNS[key] = torch.tensor([1.0, -1.0] if inverse else [-1.0, 1.0], dtype=dtype, device=device)[:, None]
+    return signs
+
+
+def _join_sizes(xs, cos: torch.Tensor) -> tuple[int, ...] | None:
+    """The sizes along dim -3 (heads) if xs can be rotated as one tensor joined along it (same
+    dtype and requires_grad, the same sizes elsewhere, a table that does not vary along it), else None."""
+    if len(xs) < 2:
+        return None
+    x = xs[0]
+    if x.ndim < 3 or (cos.ndim >= 3 and cos.shape[-3] != 1):
+        return None
+    if all(other.dtype == x.dtype and other.requires_grad == x.requires_grad and other.ndim == x.ndim
+           and other.shape[:-3] == x.shape[:-3] and other.shape[-2:] == x.shape[-2:] for other in xs[1:]):
+        return tuple(other.shape[-3] for other in xs)
+    return None
+
+
+def _plan_one(x: torch.Tensor, cos: torch.Tensor, layout: str, inverse: bool):
+    """(table(cos, sin) -> table, rotate(x, table) -> rotated x) for tensors like x and cos."""
+    dtype = compute_dtype(x, cos)
+    convert_table, pairs = cos.dtype != dtype, cos.shape[-1]
+    cut, rounded = 2 * pairs != x.shape[-1], x.dtype != dtype
+
+    if layout == "half":
+        signs = _signs(dtype, cos.device, inverse)
+
+        def table(cos, sin):
+            if convert_table:
+                cos, sin = cos.to(dtype), sin.to(dtype)
+            return cos.unsqueeze(-2), sin.unsqueeze(-2) * signs  # (..., 1, pairs), (..., 2, pairs)
+
+        def rotate(x, table):
+            cos, signed_sin = table
+            members = (x[..., : 2 * pairs] if cut else x).unflatten(-1, (2, pairs))
+            out = torch.addcmul(members * cos, members.flip(-2), signed_sin).flatten(-2)
+            out = out.to(x.dtype) if rounded else out
+            return torch.cat((out, x[..., 2 * pairs:]), dim=-1) if cut else out
+
+        return table, rotate
+
+    def table(cos, sin):
+        if convert_table:
+            cos, sin = cos.to(dtype), sin.to(dtype)
+        return torch.complex(cos, -sin if inverse else sin), cos, sin  # (..., pairs)
+
+    def rotate(x, table):
+        rotation, cos, sin = table
+        complex_x = _as_complex((x[..., : 2 * pairs] if cut else x).to(dtype))
+        if complex_x is None:  # strides that forbid a complex view: the eager kernel
+            return rotate_into(x, cos, sin, layout, torch.empty_like(x), inverse)
+        out = torch.view_as_real(complex_x * rotation).flatten(-2)
+        out = out.to(x.dtype) if rounded else out
+        return torch.cat((out, x[..., 2 * pairs:]), dim=-1) if cut else out
+
+    return table, rotate
+
+
+def plan_few_ops(xs, cos: torch.Tensor, layout: str, inverse: bool = False):
+    """`run(xs, cos, sin) -> rotated xs` for tensors shaped, typed and placed like these xs and cos.
+
+    Everything that depends only on shapes, dtypes and devices is settled here, so a caller that
+    keeps the plan (the decode fast path) pays for the torch ops alone:
+
+    half pairs    `x * cos + partner(x) * (-sin, +sin)`, the partner of member a being b and of b
+                  being a (a flip along the member axis): a cos - b sin and b cos + a sin, the
+                  same products and sums as `rotate_into`;
+    interleaved   one complex multiply, as `rotate_into`;
+
+    so both give the eager kernel's result bit for bit, in plain differentiable ops. The table is
+    prepared once for all of xs, and q and k of one token are joined along the heads (dim -3)
+    into one tensor, so the rotation's ops run once (the outputs are then views of one buffer).
+    """
+    sizes = _join_sizes(xs, cos)
+    if sizes is not None:
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        table, rotate = _plan_one(xs[0], cos, layout, inverse)
+
+        def run_joined(xs, cos, sin):
+            joined = rotate(torch.cat(xs, dim=-3), table(cos, sin))
+            return tuple(joined.narrow(-3, start, size) for start, size in zip(starts, sizes))
+
+        return run_joined
+    plans = [_plan_one(x, cos, layout, inverse) for x in xs]
+    table = plans[0][0]  # the table depends on the compute dtype, the same for all of xs
+
+    def run(xs, cos, sin):
+        prepared = table(cos, sin)
+        return tuple(rotate(x, prepared) for (_, rotate), x in zip(plans, xs))
+
+    return run if len({compute_dtype(x, cos) for x in xs}) == 1 else _separately(plans)
+
+
+def _separately(plans):
+    def run(xs, cos, sin):
+        return tuple(rotate(x, table(cos, sin)) for (table, rotate), x in zip(plans, xs))
+
+    return run
+
+
+def rotate_few_ops(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False) -> tuple:
+    """Rotates each x of xs (..., dim) by cos, sin (..., pairs) in a few plain torch ops (see
+    `plan_few_ops`), for tiny inputs where each op's dispatch costs more than its arithmetic."""
+    return plan_few_ops(xs, cos, layout, inverse)(xs, cos, sin)
 
 
 # -- eager ------------------------------------------------------------------------------------
@@ -148,61 +268,63 @@ def rotate_into(
 # -- torch.compile ------------------------------------------------------------------------------
 
 
-def _composite_half(x, cos, sin):
-    return rotate_composite(x, cos, sin, "half")
+def _rotations(layout: str, *args):
+    """args = (x0, cos0, sin0, x1, cos1, sin1, ...) -> the rotation of each x by its own table."""
+    return tuple(rotate_composite(args[i], args[i + 1], args[i + 2], layout) for i in range(0, len(args), 3))
 
 
-def _composite_interleaved(x, cos, sin):
-    return rotate_composite(x, cos, sin, "interleaved")
+def memory_order(x: torch.Tensor, keep: int = 1) -> tuple[int, ...] | None:
+    """The permutation that puts x's dims before its last `keep` in memory order (largest stride
+    first), the last `keep` staying last; None if they are in it already or x's channels are not
+    contiguous. Size-1 dims do not count (any stride is theirs)."""
+    lead = x.ndim - keep
+    strides = x.stride()
+    dims = [d for d in range(lead) if x.shape[d] != 1]
+    if x.stride(-1) != 1 or all(strides[a] >= strides[b] for a, b in zip(dims, dims[1:])):
+        return None
+    ordered = sorted(dims, key=lambda d: -strides[d])
+    return (*(d for d in range(lead) if x.shape[d] == 1), *ordered, *range(lead, x.ndim))
 
 
-# spec -> compiled function, or None where compiling that spec failed
-_COMPILED: dict[tuple, object] = {}
-_compile_works = True  # False after a failure with nothing compiled before it (e.g. no C++ compiler)
-
-
-def compile_available() -> bool:
-    """False once compiling has failed in this process before anything compiled."""
-    return _compile_works
-
-
-def _spec(x: torch.Tensor, cos: torch.Tensor, layout: str) -> tuple:
+def _spec(xs, cos: torch.Tensor, layout: str, orders) -> tuple:
     """What dynamo guards on besides sizes; each spec gets its own compiled function."""
-    return (layout, x.dtype, cos.dtype, x.device.type, x.ndim, cos.ndim, 2 * cos.shape[-1] == x.shape[-1])
+    per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], order is not None) for x, order in zip(xs, orders))
+    return ("rotate", layout, cos.dtype, cos.ndim, xs[0].device.type, per_x)
 
 
-def _compile(spec: tuple):
-    fn = _composite_half if spec[0] == "half" else _composite_interleaved
-    # a code object of its own per spec: dynamo keeps one cache, and one recompile limit
-    # (8), per code object, and the specs of one process could otherwise exhaust it
-    name = f"{fn.__name__}_{len(_COMPILED)}"
-    code = fn.__code__.replace(co_name=name, co_qualname=name)
-    return torch.compile(types.FunctionType(code, fn.__globals__, name), dynamic=True, fullgraph=True)
+def compiled_spec(xs, cos: torch.Tensor, layout: str) -> tuple:
+    """The spec `rotate_compiled` runs xs under (its compile budget is kept per spec)."""
+    return _spec(xs, cos, layout, [memory_order(x) for x in xs])
 
 
-def rotate_compiled(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
-    """rotate_composite compiled by inductor with dynamic shapes; None if that failed.
+def rotate_compiled(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
+    """rotate_composite of every x in xs in one compiled call; a tuple, or None if compiling failed.
 
-    The first call of each spec (layout, dtypes, ranks, partial rotary) compiles, which takes
-    seconds; later calls of any size reuse the kernel. Inputs are detached and run without
-    grad, so autograd state never splits the cache (the caller owns the gradients). On a
-    failure this warns and returns None, and the caller falls back to the eager kernel.
+    Each x is rotated in its own memory order: a permuted x (q seen as (batch, heads, seq, dim)
+    in a (batch, seq, heads, dim) projection) is read and written in that order, so the output has
+    x's layout, and every table row serves all heads while it is in cache. Tables must broadcast to
+    each x without enlarging it.
     """
-    global _compile_works
-    spec = _spec(x, cos, layout)
-    if spec not in _COMPILED:
-        _COMPILED[spec] = _compile(spec)
-    fn = _COMPILED[spec]
-    if fn is None:
+    sin = -sin if inverse else sin
+    orders = [memory_order(x) for x in xs]
+    args = []
+    for x, order in zip(xs, orders):
+        if order is None:
+            args += [x, cos, sin]
+        else:
+            shape = (*x.shape[:-1], cos.shape[-1])
+            args += [x.permute(order), cos.expand(shape).permute(order), sin.expand(shape).permute(order)]
+    outs = compiling.run(_spec(xs, cos, layout, orders), _rotations, layout, *args)
+    if outs is None:
         return None
-    try:
-        with torch.no_grad():
-            return fn(x.detach(), cos.detach(), (-sin if inverse else sin).detach())
-    except Exception as error:  # noqa: BLE001 - any inductor failure means: use the eager kernel
-        _COMPILED[spec] = None
-        _compile_works = _compile_works and any(f is not None for f in _COMPILED.values())
-        warnings.warn(f"axialrope: torch.compile of the rotation failed for {spec}, using the eager kernel ({error})")
-        return None
+    return tuple(out if order is None else out.permute(inverse_permutation(order)) for out, order in zip(outs, orders))
+
+
+def inverse_permutation(order: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return tuple(inverse)
 
 
 def rotate_compiled_(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
@@ -212,9 +334,9 @@ def rotate_compiled_(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layo
     compiled kernel cannot take is rotated by the eager kernel instead. Returns x.
     """
     for piece, _, piece_cos, piece_sin in _chunks(x, x, cos, sin):
-        rotated = rotate_compiled(piece, piece_cos, piece_sin, layout, inverse)
+        rotated = rotate_compiled((piece,), piece_cos, piece_sin, layout, inverse)
         if rotated is None:
             rotate_into(piece, piece_cos, piece_sin, layout, piece, inverse)
         else:
-            piece.copy_(rotated)
+            piece.copy_(rotated[0])
     return x

@@ -12,16 +12,13 @@ where r = 2 * cos.shape[-1] is the rotary dimension. Channels past r pass throug
     q, k = apply_rotary_qk(q, k, cos, sin)            # both at once, one check of the table
     apply_rotary_(q, cos, sin)                        # in place, no new memory
 
-Which kernel runs (see `kernels` and `triton_rope`), with the same results up to float
-rounding:
-    CUDA, Triton installed        the Triton kernel (one pass)
-    CPU, >= COMPILE_MIN_NUMEL     the inductor-compiled kernel (one pass; compiled once per
-                                  layout and dtype, then reused for every size)
-    otherwise                     the eager kernel; always for float32 interleaved pairs,
-                                  complex numbers that one eager complex multiply rotates
-    inside torch.compile, or      the plain composite formula (inductor fuses it into the
-    tables that need gradients    caller's graph; autograd covers cos and sin)
-`rotary_backend(...)` overrides the choice.
+Which kernel runs is `backends.choose` (Triton on CUDA; a few torch ops for tiny inputs such as
+one decoded token; the inductor-compiled kernel for large CPU inputs once compiling pays; the
+eager kernel otherwise; the plain formula inside torch.compile), with the same results up to
+float rounding. `rotary_backend(...)` overrides the choice.
+
+One decoded token is the fast path: `apply_rotary_qk` checks a (q, k, table) signature once and
+keeps the verdict, so a repeat call does one dictionary lookup and the kernel's few ops.
 
 Gradients: the rotation is orthogonal, so its backward is the rotation by the opposite
 angle. Only cos and sin are saved for backward (no activation), and the in-place form is
@@ -30,21 +27,21 @@ differentiable too.
 
 from __future__ import annotations
 
-import contextlib
+from typing import Callable
 
 import torch
 
-from . import triton_rope
-from .kernels import compile_available, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
+from . import backends, triton_rope
+from .backends import broadcast as _broadcast, rotary_backend  # noqa: F401  (rotary_backend: public here too)
+from .kernels import compiled_spec, plan_few_ops, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
 
 LAYOUTS = ("half", "interleaved")
-BACKENDS = ("auto", "eager", "compiled", "triton", "composite")
 
-# Below this many elements per tensor the eager kernel's few passes beat the compiled
-# kernel's call overhead on CPU; above it the single fused pass wins (benchmarks/rope_apply.py).
-COMPILE_MIN_NUMEL = 1 << 18
-
-_backend = "auto"
+# (shapes, dtypes, devices, requires_grad, layout, forced backend) of calls that were checked and
+# go to the few-ops kernel, with its plan for them: a repeat call skips the checks, the choice
+# and the planning (the decode fast path)
+_FEW_OPS_CALLS: dict[tuple, Callable] = {}
+_MAX_REMEMBERED = 4096
 
 
 def check_layout(layout) -> str:
@@ -53,7 +50,8 @@ def check_layout(layout) -> str:
     return layout
 
 
-def _check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: str = "x") -> None:
+def check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: str = "x") -> None:
+    """TypeError or ValueError naming the argument unless cos, sin (..., pairs) can rotate x (..., dim)."""
     for arg, value in ((name, x), ("cos", cos), ("sin", sin)):
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{arg} must be a torch.Tensor, got {type(value).__name__}")
@@ -87,82 +85,22 @@ def _check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: st
         )
 
 
-def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """torch.broadcast_shapes(a, b), or None where they do not broadcast (and ~50x faster)."""
-    if len(a) < len(b):
-        a, b = b, a
-    b = (1,) * (len(a) - len(b)) + tuple(b)
-    out = []
-    for m, n in zip(a, b):
-        if m != n and m != 1 and n != 1:
-            return None
-        out.append(n if m == 1 else m)
-    return tuple(out)
-
-
-@contextlib.contextmanager
-def rotary_backend(name: str):
-    """Forces one kernel inside the block: "auto" (the default choice), "eager", "compiled",
-    "triton" (CUDA tensors only) or "composite" (the plain formula).
-
-        with rotary_backend("eager"):
-            q = apply_rotary(q, cos, sin)
-    """
-    global _backend
-    if name not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
-    previous, _backend = _backend, name
-    try:
-        yield
-    finally:
-        _backend = previous
-
-
-def _choose_backend(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inplace: bool) -> str:
-    """The kernel for x; "composite" wherever the fast kernels do not apply."""
-    if torch.compiler.is_compiling():
-        return "composite"  # inductor fuses the formula into the caller's graph
-    if not (x.is_floating_point() and cos.is_floating_point() and sin.is_floating_point()):
-        return "composite"
-    if cos.dtype != sin.dtype or cos.device != x.device or sin.device != x.device:
-        return "composite"
-    if torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad):
-        return "composite"  # the custom backward gives gradients for x only
-    triton_ok = x.is_cuda and triton_rope.available() and triton_rope.supports(x)
-    if _backend == "triton":
-        if not triton_ok:
-            raise RuntimeError("rotary_backend('triton') needs a CUDA tensor and an installed Triton")
-        return "triton"
-    if _backend in ("eager", "composite"):
-        return _backend
-    if _backend == "compiled":
-        return "compiled"
-    if triton_ok:
-        return "triton"
-    # float32 interleaved pairs are complex numbers: one eager complex multiply is one pass already
-    one_eager_pass = layout == "interleaved" and x.dtype in (torch.float32, torch.float64)
-    big = x.device.type == "cpu" and x.numel() >= COMPILE_MIN_NUMEL
-    if big and not one_eager_pass and compile_available():
-        return "compiled"
-    return "eager"
-
-
 def _rotate(xs, cos, sin, layout: str, inverse: bool, inplace: bool, backend: str) -> tuple[torch.Tensor, ...]:
-    """Runs one fast kernel on each tensor of xs (no autograd); returns the rotated tensors."""
+    """Runs one fast kernel on the tensors of xs (no autograd); returns the rotated tensors."""
+    if backend == "compiled" and not inplace:
+        rotated = rotate_compiled(xs, cos, sin, layout, inverse)  # q and k in one call
+        if rotated is not None:
+            return rotated
     outs = []
     for x in xs:
-        out = None
-        if backend == "compiled":
-            if inplace:
-                out = rotate_compiled_(x, cos, sin, layout, inverse)
-            else:
-                out = rotate_compiled(x, cos, sin, layout, inverse)  # None if compiling failed
-        if out is None:
-            out = x if inplace else torch.empty_like(x)
-            if backend == "triton":
-                triton_rope.rotate(x, cos, sin, layout, out, inverse)
-            else:
-                rotate_into(x, cos, sin, layout, out, inverse)
+        if backend == "compiled" and inplace:
+            outs.append(rotate_compiled_(x, cos, sin, layout, inverse))
+            continue
+        out = x if inplace else torch.empty_like(x)
+        if backend == "triton":
+            triton_rope.rotate(x, cos, sin, layout, out, inverse)
+        else:
+            rotate_into(x, cos, sin, layout, out, inverse)
         outs.append(out)
     return tuple(outs)
 
@@ -193,18 +131,46 @@ class _Rotation(torch.autograd.Function):
         return (None,) * 6 + tuple(grad_xs)
 
 
-def _apply(xs, cos, sin, layout: str, inplace: bool) -> tuple[torch.Tensor, ...]:
-    backend = _choose_backend(xs[0], cos, sin, layout, inplace)
-    tracked = torch.is_grad_enabled() and xs[0].requires_grad
-    if any(_choose_backend(x, cos, sin, layout, inplace) != backend or x.requires_grad != xs[0].requires_grad
-           for x in xs[1:]):
+def _apply(xs, cos, sin, layout: str, inplace: bool, key: tuple | None = None) -> tuple[torch.Tensor, ...]:
+    """Rotates xs (checked already) with the chosen kernel; remembers `key` if that is the few-ops one."""
+    if len(xs) > 1 and len({x.requires_grad for x in xs}) > 1:
         return tuple(_apply((x,), cos, sin, layout, inplace)[0] for x in xs)  # one at a time
+    backend = backends.choose(xs, cos, sin, layout, inplace=inplace,
+                              spec=lambda: compiled_spec(xs, cos, layout))
     if backend == "composite":
         rotated = tuple(rotate_composite(x, cos, sin, layout) for x in xs)
         return tuple(x.copy_(r) for x, r in zip(xs, rotated)) if inplace else rotated
-    if tracked:
+    if backend == "few_ops":  # plain differentiable ops: autograd needs nothing more
+        plan = plan_few_ops(xs, cos, layout)
+        if key is not None:
+            _remember(key, plan)
+        return plan(xs, cos, sin)
+    if torch.is_grad_enabled() and xs[0].requires_grad:
         return _Rotation.apply(cos, sin, layout, False, inplace, backend, *xs)
     return _rotate(xs, cos, sin, layout, False, inplace, backend)
+
+
+def _signature(x, cos, sin, layout: str, k=None) -> tuple | None:
+    """What the checks and the few-ops plan depend on: shapes, dtypes, devices and requires_grad
+    of x (and k), cos and sin, the layout and the forced backend. None for non-tensors (the checks
+    say which) and while torch.compile traces (caches stay invisible to it). Spelled out, not
+    looped: this is most of the decode fast path's Python time."""
+    if torch.compiler.is_compiling() or layout not in LAYOUTS:
+        return None
+    try:
+        key = (x.shape, cos.shape, sin.shape, x.dtype, cos.dtype, sin.dtype, x.device, cos.device, sin.device,
+               x.requires_grad, cos.requires_grad, sin.requires_grad, layout, backends.current())
+        return key if k is None else key + (k.shape, k.dtype, k.device, k.requires_grad)
+    except AttributeError:
+        return None
+
+
+def _remember(key: tuple, plan: Callable) -> None:
+    """Keeps the few-ops plan of a checked call by its signature (the choice and the plan depend
+    on nothing else), so its repeats skip the checks, the choice and the planning."""
+    if len(_FEW_OPS_CALLS) >= _MAX_REMEMBERED:
+        _FEW_OPS_CALLS.clear()
+    _FEW_OPS_CALLS[key] = plan
 
 
 def _check_inplace(x: torch.Tensor, cos: torch.Tensor, name: str) -> None:
@@ -230,9 +196,13 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
         A tensor shaped and typed like x. Pair (a, b) becomes
         (a cos - b sin, b cos + a sin); the math runs in float32 (float64 stays float64).
     """
-    _check_table(x, cos, sin)
+    key = _signature(x, cos, sin, layout)
+    plan = _FEW_OPS_CALLS.get(key) if key is not None else None
+    if plan is not None:
+        return plan((x,), cos, sin)[0]
+    check_table(x, cos, sin)
     check_layout(layout)
-    return _apply((x,), cos, sin, layout, inplace=False)[0]
+    return _apply((x,), cos, sin, layout, inplace=False, key=key)[0]
 
 
 def apply_rotary_(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "half") -> torch.Tensor:
@@ -242,7 +212,7 @@ def apply_rotary_(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout:
     to it without enlarging it. Saves the output allocation (the bulk of the cost on CPU);
     autograd works as for any in-place op (not on a leaf that requires grad).
     """
-    _check_table(x, cos, sin)
+    check_table(x, cos, sin)
     check_layout(layout)
     _check_inplace(x, cos, "x")
     return _apply((x,), cos, sin, layout, inplace=True)[0]
@@ -269,13 +239,17 @@ def apply_rotary_qk(
     Returns:
         (q_rotated, k_rotated), shaped and typed like q and k.
     """
-    _check_table(q, cos, sin, "q")
-    _check_table(k, cos, sin, "k")
+    key = None if inplace else _signature(q, cos, sin, layout, k)
+    plan = _FEW_OPS_CALLS.get(key) if key is not None else None
+    if plan is not None:  # the decode fast path: checked and planned before, one lookup now
+        return plan((q, k), cos, sin)
+    check_table(q, cos, sin, "q")
+    check_table(k, cos, sin, "k")
     check_layout(layout)
     if inplace:
         if q is k:
             raise ValueError("in place, q and k must be different tensors (k would be rotated twice)")
         _check_inplace(q, cos, "q")
         _check_inplace(k, cos, "k")
-    q, k = _apply((q, k), cos, sin, layout, inplace)
+    q, k = _apply((q, k), cos, sin, layout, inplace, key=key)
     return q, k

@@ -31,6 +31,19 @@ def available() -> bool:
 if triton is not None:
 
     @triton.jit
+    def pair_channels(pair, pairs, INTERLEAVED: tl.constexpr):
+        """The channels (a, b) of pair j: (2j, 2j + 1) interleaved, (j, j + pairs) half."""
+        if INTERLEAVED:
+            return 2 * pair, 2 * pair + 1
+        else:
+            return pair, pair + pairs
+
+    @triton.jit
+    def rotate_pair(a, b, cos, sin):
+        """(a, b) -> (a cos - b sin, b cos + a sin); the one rotation every Triton kernel here runs."""
+        return a * cos - b * sin, b * cos + a * sin
+
+    @triton.jit
     def _rotary_kernel(
         x_ptr, out_ptr, cos_ptr, sin_ptr,
         n_rows, size1, size2, size3,            # leading sizes of x (dim 0 is implied by n_rows)
@@ -56,12 +69,7 @@ if triton is not None:
 
         pair = tl.arange(0, BLOCK_PAIRS)
         mask = row_ok[:, None] & (pair < pairs)[None, :]
-        if INTERLEAVED:  # pair j = channels (2j, 2j + 1)
-            chan_a = 2 * pair
-            chan_b = 2 * pair + 1
-        else:  # pair j = channels (j, j + pairs)
-            chan_a = pair
-            chan_b = pair + pairs
+        chan_a, chan_b = pair_channels(pair, pairs, INTERLEAVED)
         compute = tl.float64 if FLOAT64 else tl.float32
         a = tl.load(x_ptr + x_row[:, None] + chan_a[None, :] * xs_chan, mask=mask).to(compute)
         b = tl.load(x_ptr + x_row[:, None] + chan_b[None, :] * xs_chan, mask=mask).to(compute)
@@ -69,8 +77,9 @@ if triton is not None:
         cos = tl.load(cos_ptr + table, mask=mask).to(compute)
         sin = tl.load(sin_ptr + table, mask=mask).to(compute) * sign
         out_ty = out_ptr.dtype.element_ty
-        tl.store(out_ptr + out_row[:, None] + chan_a[None, :] * os_chan, (a * cos - b * sin).to(out_ty), mask=mask)
-        tl.store(out_ptr + out_row[:, None] + chan_b[None, :] * os_chan, (b * cos + a * sin).to(out_ty), mask=mask)
+        new_a, new_b = rotate_pair(a, b, cos, sin)
+        tl.store(out_ptr + out_row[:, None] + chan_a[None, :] * os_chan, new_a.to(out_ty), mask=mask)
+        tl.store(out_ptr + out_row[:, None] + chan_b[None, :] * os_chan, new_b.to(out_ty), mask=mask)
 
         if COPY_REST:  # partial rotary: channels 2 * pairs .. dim pass through
             for start in range(2 * pairs, dim, BLOCK_PAIRS):
@@ -80,14 +89,15 @@ if triton is not None:
                 tl.store(out_ptr + out_row[:, None] + chan[None, :] * os_chan, kept, mask=rest_mask)
 
 
-def _leading(strides_or_sizes: tuple[int, ...], fill: int) -> list[int]:
+def pad_leading(strides_or_sizes: tuple[int, ...], fill: int) -> list[int]:
     """Pads the leading dims on the left to MAX_LEADING_DIMS (size 1 / stride 0 in front)."""
     return [fill] * (MAX_LEADING_DIMS - len(strides_or_sizes)) + list(strides_or_sizes)
 
 
-def supports(x: torch.Tensor) -> bool:
-    """Whether the kernel handles x's rank (up to MAX_LEADING_DIMS dims before the channels)."""
-    return x.ndim - 1 <= MAX_LEADING_DIMS
+def supports(x: torch.Tensor, row_dims: int = 1) -> bool:
+    """Whether the kernels handle x's rank: up to MAX_LEADING_DIMS dims before the `row_dims`
+    that make one row (the channels; heads and channels for a norm across heads)."""
+    return x.ndim - row_dims <= MAX_LEADING_DIMS
 
 
 def rotate(
@@ -115,10 +125,10 @@ def rotate(
     sin = sin.expand(*leading, pairs)
     if cos.stride() != sin.stride():
         cos, sin = cos.contiguous(), sin.contiguous()
-    sizes = _leading(tuple(leading), 1)
-    x_strides = _leading(x.stride()[:-1], 0)
-    out_strides = _leading(out.stride()[:-1], 0)
-    table_strides = _leading(cos.stride()[:-1], 0)
+    sizes = pad_leading(tuple(leading), 1)
+    x_strides = pad_leading(x.stride()[:-1], 0)
+    out_strides = pad_leading(out.stride()[:-1], 0)
+    table_strides = pad_leading(cos.stride()[:-1], 0)
     block_pairs = triton.next_power_of_2(pairs)
     block_rows = max(1, min(64, 4096 // block_pairs))
     float64 = torch.promote_types(x.dtype, cos.dtype) == torch.float64

@@ -1,15 +1,25 @@
-"""Applying RoPE to q and k: axialrope vs its peers and the memory-copy floor, same tensors.
+"""Applying RoPE to q and k, and q/k RMSNorm + RoPE fused: axialrope vs its peers and the
+memory-copy floor, same tensors.
 
+    python benchmarks/rope_apply.py --threads 1 --clock cpu --markdown benchmarks/rope_apply.md
+    MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 \
+        python benchmarks/rope_apply.py --threads 1 --clock cpu      # no page faults on new outputs
     python benchmarks/rope_apply.py --quick                        # image D=64 and decode, few repeats
-    python benchmarks/rope_apply.py --markdown benchmarks/rope_apply.md
+    python benchmarks/rope_apply.py --parts fused --cases image-d64 video-d64
+
+Parts: `apply` (the rotation), `fused` (RMSNorm then rotation, see benchmarks/rope_fused.py for
+its implementations), `tables` (building the table).
 
 Cases (float32 and bfloat16, forward and forward + backward):
     image   B=2, H=16, N=4096 (a 64x64 grid), D=64 and D=128
     video   B=1, H=16, N=16384 (16x32x32), D=64
+    (b,s,h,d)  the same q and k as (batch, heads, seq, dim) views of (batch, seq, heads, dim)
+            memory, the layout a q/k projection gives (Flux, Wan; the others are contiguous)
     decode  one new token at position 100000, 32 query heads, 8 key/value heads, D=128
 
-Implementations, each fed the table in its own format (built once, outside the timing):
-    axialrope            apply_rotary_qk, half layout, the default kernel choice
+Implementations of the rotation, each fed the table in its own format (built once, outside the timing):
+    axialrope            apply_rotary_qk, half layout, the default kernel choice in its steady state
+    axialrope eager      the same with the eager kernel forced (what a short CPU job runs)
     axialrope interl.    the same, interleaved layout
     axialrope in place   apply_rotary_qk(..., inplace=True), half layout (forward only)
     transformers         llama's apply_rotary_pos_emb (half layout, full-width tables in q's
@@ -24,7 +34,17 @@ Implementations, each fed the table in its own format (built once, outside the t
 Every output is first checked against axialrope's of the same layout. Each repeat runs
 every implementation once, in a rotating order, so load from other processes hits all of
 them alike; reported is the median over repeats after warm-up (and the ratios of medians).
-The first call of axialrope, which may compile its CPU kernel, is timed on its own.
+
+The floor depends on the allocator: glibc gives every tensor of 32 MiB or more fresh pages, so
+each new output (the floor's, and every out-of-place implementation's) pays first-touch page
+faults, which cost several times the copy and vary with the machine's load. With
+MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ raised, freed memory is reused (as jemalloc or
+tcmalloc do) and the floor is a plain memory copy; the header says which was measured.
+
+axialrope's CPU kernels compile only once their eager work pays for it (axialrope.compiling):
+the first call of a fresh process runs eager and is timed on its own ("first call"); then the
+benchmark compiles at once (`compiling.warm_up()`, the state a long job reaches by itself) and
+times that call too ("compile"), so the table shows the steady state of a long job.
 
 The tables part times the axial table of a 16x64x64 grid: `AxialRotaryEmbedding.for_grid`
 builds it once and returns it from its cache afterwards, while diffusers'
@@ -47,7 +67,8 @@ from diffusers.models.transformers.transformer_flux import FluxPosEmbed
 from rotary_embedding_torch import apply_rotary_emb as ret_apply
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as transformers_apply
 
-from axialrope import AxialRotaryEmbedding, RotaryEmbedding, apply_rotary_qk, grid_coords
+from axialrope import AxialRotaryEmbedding, RotaryEmbedding, apply_rotary_qk, compiling, grid_coords, rotary_backend
+from rope_fused import FUSED_NAMES, check_fused_agreement, fused_implementations, fused_ratios
 
 
 @dataclass(frozen=True)
@@ -59,17 +80,20 @@ class Case:
     grid: tuple[int, ...]  # token grid; (1,) with an offset for decode
     dim: int
     offset: int = 0
+    seq_major: bool = False  # q, k as (b, h, s, d) views of (b, s, h, d) memory, as a projection gives them
 
 
 CASES = {
     "image-d64": Case("image D=64", 2, 16, 16, (64, 64), 64),
+    "image-d64-bshd": Case("image D=64 (b,s,h,d)", 2, 16, 16, (64, 64), 64, seq_major=True),
     "image-d128": Case("image D=128", 2, 16, 16, (64, 64), 128),
     "video-d64": Case("video D=64", 1, 16, 16, (16, 32, 32), 64),
+    "video-d64-bshd": Case("video D=64 (b,s,h,d)", 1, 16, 16, (16, 32, 32), 64, seq_major=True),
     "decode": Case("decode D=128", 2, 32, 8, (1,), 128, offset=100_000),
 }
 QUICK_CASES = ("image-d64", "decode")
 
-HALF = ("axialrope", "axialrope in place", "transformers", "diffusers -2", "plain")
+HALF = ("axialrope", "axialrope eager", "axialrope in place", "transformers", "diffusers -2", "plain")
 INTERLEAVED = ("axialrope interl.", "diffusers -1", "rotary-emb-torch")
 PEERS = ("transformers", "diffusers -2", "diffusers -1", "rotary-emb-torch", "plain")
 
@@ -95,6 +119,8 @@ def make_inputs(case: Case, dtype: torch.dtype):
     seq = math.prod(case.grid)
     q = torch.randn(case.batch, case.heads, seq, case.dim, generator=g).to(dtype)
     k = torch.randn(case.batch, case.kv_heads, seq, case.dim, generator=g).to(dtype)
+    if case.seq_major:  # the same values, laid out (b, s, h, d) in memory
+        q, k = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in (q, k))
     cos, sin = axial_table(case)
     tables = {
         "half": (cos, sin),
@@ -119,6 +145,7 @@ def implementations(tables, inplace_buffers, dtype):
     return {
         "floor": lambda q, k: (q.clone(), k.clone()),
         "axialrope": lambda q, k: apply_rotary_qk(q, k, cos, sin),
+        "axialrope eager": lambda q, k: _eager(apply_rotary_qk, q, k, cos, sin),
         "axialrope interl.": lambda q, k: apply_rotary_qk(q, k, cos, sin, "interleaved"),
         "axialrope in place": lambda q, k: apply_rotary_qk(*inplace_buffers, cos, sin, inplace=True),
         "transformers": lambda q, k: transformers_apply(q, k, low_cos[None], low_sin[None]),
@@ -131,12 +158,17 @@ def implementations(tables, inplace_buffers, dtype):
     }
 
 
+def _eager(fn, *args):
+    with rotary_backend("eager"):
+        return fn(*args)
+
+
 def check_agreement(impls, q, k, dtype) -> None:
     """Every implementation must give axialrope's result for its layout (in place: on fresh copies)."""
     reference = {"half": impls["axialrope"](q, k), "interleaved": impls["axialrope interl."](q, k)}
     # bfloat16: a few roundings apart (transformers even rounds its table to bfloat16)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=6e-2)
-    for name in PEERS:
+    for name in (*PEERS, "axialrope eager"):
         layout = "half" if name in HALF else "interleaved"
         for ours, theirs in zip(reference[layout], impls[name](q, k)):
             torch.testing.assert_close(theirs, ours, **tol, msg=lambda m, n=name: f"{n} disagrees: {m}")
@@ -161,21 +193,45 @@ def timed_runs(impls: dict, run, repeats: int, clock) -> dict[str, list[float]]:
     return samples
 
 
-def bench_case(case: Case, dtype, backward: bool, repeats: int, clock) -> tuple[dict, float]:
-    q, k, grads, tables = make_inputs(case, dtype)
-    inplace_buffers = (q.clone(), k.clone())
-    impls = implementations(tables, inplace_buffers, dtype)
+def first_calls(impls, q, k, names) -> tuple[float, float]:
+    """(first call under auto's default budget, the call that compiles), seconds, of impls[names[0]];
+    afterwards every axialrope implementation in names is in its steady state."""
     start = time.perf_counter()
-    impls["axialrope"](q, k)  # first call: includes compiling the CPU kernel if it is chosen
+    with torch.no_grad():
+        impls[names[0]](q, k)  # a fresh process: the eager kernel, no compile
     first_call = time.perf_counter() - start
-    check_agreement(impls, q, k, dtype)
-    if not backward:
-        return timed_runs(impls, lambda f: f(q, k), repeats, clock), first_call
+    with compiling.warm_up(), torch.no_grad():  # what a long job reaches once its budget is spent
+        start = time.perf_counter()
+        impls[names[0]](q, k)
+        compile_call = time.perf_counter() - start
+        for name in names[1:]:
+            impls[name](q, k)
+    return first_call, compile_call
 
-    del impls["axialrope in place"]  # in place needs a non-leaf input: a different workload
+
+def bench_case(case: Case, dtype, backward: bool, repeats: int, clock, part: str = "apply"):
+    """(samples per implementation, first call s, compiling call s) for one case, dtype and pass."""
+    q, k, grads, tables = make_inputs(case, dtype)
+    if part == "fused":
+        impls = fused_implementations(tables, case.dim, dtype, lambda: rotary_backend("eager"))
+        first_call, compile_call = first_calls(impls, q, k, ["axialrope fused"])
+        check_fused_agreement(impls, q, k, dtype)
+    else:
+        inplace_buffers = (q.clone(), k.clone())
+        impls = implementations(tables, inplace_buffers, dtype)
+        first_call, compile_call = first_calls(impls, q, k, ["axialrope", "axialrope interl.", "axialrope in place"])
+        check_agreement(impls, q, k, dtype)
+    if not backward:
+        with torch.no_grad():
+            return timed_runs(impls, lambda f: f(q, k), repeats, clock), first_call, compile_call
+
+    impls.pop("axialrope in place", None)  # in place needs a non-leaf input: a different workload
     q.requires_grad_(True)
     k.requires_grad_(True)
     floor = impls.pop("floor")
+    with compiling.warm_up():  # the backward kernels too
+        for f in impls.values():
+            torch.autograd.backward(f(q, k), grads)
 
     def run(f):
         if f is floor:  # forward copy of q, k plus the copy of both output gradients
@@ -184,7 +240,7 @@ def bench_case(case: Case, dtype, backward: bool, repeats: int, clock) -> tuple[
         torch.autograd.backward(f(q, k), grads)
 
     impls = {"floor": floor, **impls}
-    return timed_runs(impls, run, repeats, clock), first_call
+    return timed_runs(impls, run, repeats, clock), first_call, compile_call
 
 
 def fmt_ms(seconds: float) -> str:
@@ -194,7 +250,8 @@ def fmt_ms(seconds: float) -> str:
 
 def summarize(medians: dict[str, float]) -> dict[str, float]:
     """axialrope / floor and axialrope / each peer (same layout)."""
-    ratios = {"axialrope / floor": medians["axialrope"] / medians["floor"]}
+    ratios = {"axialrope / floor": medians["axialrope"] / medians["floor"],
+              "eager / floor": medians["axialrope eager"] / medians["floor"]}
     if "axialrope in place" in medians:
         ratios["in place / floor"] = medians["axialrope in place"] / medians["floor"]
     for peer in PEERS:
@@ -242,18 +299,65 @@ def machine() -> str:
             model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return f"{model}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
+    # glibc hands tensors of 32 MiB and more fresh pages from the kernel (first-touch page faults
+    # on every new output, floor included) unless told to keep freed memory in the process
+    allocator = ("freed memory kept (MALLOC_MMAP_THRESHOLD_ set)" if os.environ.get("MALLOC_MMAP_THRESHOLD_")
+                 else "glibc default allocation")
+    return (f"{model}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+            f"{allocator}")
+
+
+def run_part(part: str, cases, repeats: int, clock, md: list[str], dtypes=(torch.float32, torch.bfloat16)) -> None:
+    """Times one part (apply or fused) on every case, dtype and pass; prints and appends Markdown."""
+    names = ["floor", "axialrope", "axialrope eager", "axialrope interl.", "axialrope in place", *PEERS]
+    names, summary = (list(FUSED_NAMES), fused_ratios) if part == "fused" else (names, summarize)
+    title = "q/k RMSNorm then RoPE" if part == "fused" else "RoPE on q and k"
+    md += [f"### {title}: median milliseconds per call on q and k\n",
+           "| case | dtype | pass | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 3)]
+    md_ratios, md_first = [], []
+    for key in cases:
+        case = CASES[key]
+        for dtype in dtypes:
+            for backward in (False, True):
+                samples, first_call, compile_call = bench_case(case, dtype, backward, repeats, clock, part)
+                medians = {name: statistics.median(s) for name, s in samples.items()}
+                ratios = summary(medians)
+                label = (case.name, str(dtype).removeprefix("torch."), "fwd+bwd" if backward else "fwd")
+                print(f"\n{part}: {' '.join(label)}  (axialrope first call {first_call * 1e3:.1f} ms, "
+                      f"compiling call {compile_call * 1e3:.0f} ms)")
+                for name in names:
+                    if name in medians:
+                        print(f"  {name:22s} {fmt_ms(medians[name]):>9s} ms")
+                print("  " + ", ".join(f"{r} = {v:.2f}" for r, v in ratios.items()))
+                cells = [fmt_ms(medians[n]) if n in medians else "-" for n in names]
+                md.append(f"| {' | '.join(label)} | " + " | ".join(cells) + " |")
+                md_ratios.append((label, ratios))
+                if not backward:
+                    md_first.append((label, first_call, compile_call, medians[names[1]]))
+    keys = list(md_ratios[0][1]) if md_ratios else []
+    md += ["", f"{title}: ratios of medians (< 1 means axialrope is faster):\n",
+           "| case | dtype | pass | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
+    for label, ratios in md_ratios:
+        md.append(f"| {' | '.join(label)} | " + " | ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys) + " |")
+    md += ["", f"{title}: axialrope's first call in a fresh process (eager, no compile), the call that "
+               "compiles, and the steady state (ms):\n",
+           "| case | dtype | first call | compiling call | steady state |", "|---|---|---|---|---|"]
+    for label, first, compiled, steady in md_first:
+        md.append(f"| {label[0]} | {label[1]} | {fmt_ms(first)} | {fmt_ms(compiled)} | {fmt_ms(steady)} |")
+    md.append("")
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="image D=64 and decode only, 7 repeats")
     parser.add_argument("--cases", nargs="+", choices=list(CASES), help="which cases (default: all)")
+    parser.add_argument("--parts", nargs="+", choices=("apply", "fused", "tables"), default=["apply", "fused", "tables"],
+                        help="which parts (default: all)")
+    parser.add_argument("--dtypes", nargs="+", choices=("float32", "bfloat16"), default=["float32", "bfloat16"])
     parser.add_argument("--repeats", type=int, help="samples per implementation (default 21, quick 7)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall: perf_counter; cpu: process CPU time (steadier on a shared machine)")
-    parser.add_argument("--no-tables", action="store_true", help="skip the table build/reuse part")
     parser.add_argument("--markdown", help="also write the results as Markdown tables to this file")
     args = parser.parse_args(argv)
     if args.threads:
@@ -261,40 +365,17 @@ def main(argv=None) -> None:
     repeats = args.repeats or (7 if args.quick else 21)
     cases = args.cases or (QUICK_CASES if args.quick else list(CASES))
     clock = time.perf_counter if args.clock == "wall" else time.process_time
-    names = ["floor", "axialrope", "axialrope interl.", "axialrope in place", *PEERS]
 
     header = f"machine: {machine()}; clock: {args.clock}; median of {repeats} repeats"
     print(header)
-    md = [f"{header}\n", "Median milliseconds per call on q and k:\n",
-          "| case | dtype | pass | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 3)]
-    md_ratios = []
-    for key in cases:
-        case = CASES[key]
-        for dtype in (torch.float32, torch.bfloat16):
-            for backward in (False, True):
-                samples, first_call = bench_case(case, dtype, backward, repeats, clock)
-                medians = {name: statistics.median(s) for name, s in samples.items()}
-                ratios = summarize(medians)
-                label = (case.name, str(dtype).removeprefix("torch."), "fwd+bwd" if backward else "fwd")
-                print(f"\n{' '.join(label)}  (axialrope first call {first_call * 1e3:.1f} ms)")
-                for name in names:
-                    if name in medians:
-                        print(f"  {name:20s} {fmt_ms(medians[name]):>9s} ms")
-                print("  " + ", ".join(f"axialrope {r} = {v:.2f}" for r, v in ratios.items()))
-                cells = [fmt_ms(medians[n]) if n in medians else "-" for n in names]
-                md.append(f"| {' | '.join(label)} | " + " | ".join(cells) + " |")
-                md_ratios.append((label, ratios))
+    md = [f"{header}\n"]
+    for part in ("apply", "fused"):
+        if part in args.parts:
+            run_part(part, cases, repeats, clock, md, [getattr(torch, name) for name in args.dtypes])
 
-    keys = list(md_ratios[0][1]) if md_ratios else []
-    md += ["", "Ratios of medians (axialrope half layout vs half-layout peers, interleaved vs interleaved; "
-               "< 1 means axialrope is faster):\n",
-           "| case | dtype | pass | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
-    for label, ratios in md_ratios:
-        md.append(f"| {' | '.join(label)} | " + " | ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys) + " |")
-
-    if not args.no_tables:
+    if "tables" in args.parts:
         print("\nAxial table of a 16x64x64 grid (head_dim 64): first call, then per forward")
-        md += ["", "Axial table of a 16x64x64 grid (16384 tokens, head_dim 64):\n",
+        md += ["Axial table of a 16x64x64 grid (16384 tokens, head_dim 64):\n",
                "| table | first call ms | per forward ms |", "|---|---|---|"]
         rows = bench_tables(repeats, clock)
         for name, first, later in rows:

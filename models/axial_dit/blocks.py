@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from axialrope import apply_rotary_qk
+from axialrope import apply_rotary_qk, rms_norm_rotary_qk
 
 Table = tuple[torch.Tensor, torch.Tensor]
 
@@ -29,6 +29,8 @@ class Attention(nn.Module):
 
     forward(x, rope=None, attention_scale=1.0): x (b, seq, dim) -> (b, seq, dim).
     attention_scale multiplies the logits (1 / sqrt(head_dim) is applied as usual).
+    With both q/k RMSNorm and RoPE, the two run as one pass (`rms_norm_rotary_qk`); the norms
+    stay modules, so their weights keep their names in checkpoints.
     """
 
     def __init__(self, dim: int, num_heads: int, qk_norm: bool = False):
@@ -43,9 +45,12 @@ class Attention(nn.Module):
     def project(self, x: torch.Tensor, rope: Table | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """x (b, seq, dim) -> q, k, v (b, heads, seq, head_dim), q and k normalised and rotated."""
         q, k, v = rearrange(self.qkv(x), "b n (three h d) -> three b h n d", three=3, h=self.num_heads)
-        q, k = self.q_norm(q), self.k_norm(k)
-        if rope is not None:
-            cos, sin = rope
+        if rope is None:
+            return self.q_norm(q), self.k_norm(k), v
+        cos, sin = rope
+        if isinstance(self.q_norm, nn.RMSNorm):  # normalised and rotated in one pass
+            q, k = rms_norm_rotary_qk(q, k, cos, sin, self.q_norm.weight, self.k_norm.weight, eps=self.q_norm.eps)
+        else:
             q, k = apply_rotary_qk(q, k, cos, sin)
         return q, k, v
 

@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 
+import axialrope.backends as backends
+import axialrope.compiling as compiling
 import axialrope.kernels as kernels
 import axialrope.rotary as rotary
 from axialrope import apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend, triton_rope
 
-CPU_BACKENDS = ["eager", "composite", "compiled"]
+CPU_BACKENDS = ["eager", "composite", "compiled", "few_ops"]
 
 
 def reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
@@ -70,7 +72,7 @@ SHAPES = {
 }
 
 
-@pytest.mark.parametrize("backend", ["eager", "composite"])
+@pytest.mark.parametrize("backend", ["eager", "composite", "few_ops"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -225,33 +227,87 @@ def test_unknown_backend():
             pass
 
 
-def test_auto_backend_choice(monkeypatch):
+@pytest.fixture
+def fresh_compile_state(monkeypatch):
+    """An empty compile cache and budget, so a test sees auto's choices from the start."""
+    monkeypatch.setattr(compiling, "_COMPILED", {})
+    monkeypatch.setattr(compiling, "_eager_work", {})
+    monkeypatch.setattr(compiling, "_compile_works", True)
+
+
+def test_auto_backend_choice(monkeypatch, fresh_compile_state):
     x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
-    choose = rotary._choose_backend
-    assert choose(x, cos, sin, "half", False) == "eager"  # small: not worth a compile
-    monkeypatch.setattr(rotary, "COMPILE_MIN_NUMEL", x.numel())
-    assert choose(x, cos, sin, "half", False) == "compiled"
-    assert choose(x, cos, sin, "interleaved", False) == "eager"  # a complex multiply already
-    assert choose(x.bfloat16(), cos, sin, "interleaved", False) == "compiled"
-    assert choose(x, cos, sin, "half", True) == "compiled"  # in place: piece by piece
-    assert choose(x, cos, sin, "interleaved", True) == "eager"
-    with torch.enable_grad():
-        assert choose(x, cos.requires_grad_(), sin, "half", False) == "composite"
+    choose = backends.choose
+    spec = lambda: ("a spec",)  # noqa: E731
+    assert choose((x,), cos, sin, "half", spec=spec) == "few_ops"  # tiny: dispatch is the cost
+    assert choose((x,), cos, sin, "half", inplace=True, spec=spec) == "eager"
+    assert choose((x,), cos, sin, "half", fused=True, spec=spec) == "few_ops"
+    monkeypatch.setattr(backends, "FEW_OPS_MAX_NUMEL", 0)
+    assert choose((x,), cos, sin, "half", spec=spec) == "eager"  # small: not worth a compile
+    monkeypatch.setattr(backends, "COMPILE_MIN_NUMEL", x.numel())
+    monkeypatch.setattr(compiling, "COMPILE_AFTER_NUMEL", 3 * x.numel())
+    # compiled only once the eager kernel has done the budget's work for this spec
+    assert [choose((x,), cos, sin, "half", spec=spec) for _ in range(3)] == ["eager", "eager", "compiled"]
+    assert choose((x,), cos, sin, "half", spec=lambda: ("another spec",)) == "eager"
+    with compiling.warm_up():
+        assert choose((x,), cos, sin, "half", spec=lambda: ("a third spec",)) == "compiled"
+        assert choose((x,), cos, sin, "interleaved", spec=spec) == "eager"  # a complex multiply already
+        assert choose((x.bfloat16(),), cos, sin, "interleaved", spec=spec) == "compiled"
+        assert choose((x,), cos, sin, "half", inplace=True, spec=spec) == "compiled"  # piece by piece
+        assert choose((x,), cos, sin, "interleaved", fused=True, spec=spec) == "compiled"
+        with torch.enable_grad():
+            assert choose((x,), cos.requires_grad_(), sin, "half", spec=spec) == "composite"
 
 
-def test_compile_failure_falls_back_to_eager(monkeypatch):
+def test_few_ops_kernel_equals_the_eager_kernel_bit_for_bit():
+    """The tiny-input kernel runs the eager kernel's arithmetic: same bits, forward and inverse."""
+    for dtype in (torch.float32, torch.bfloat16, torch.float64):
+        for layout in ("half", "interleaved"):
+            for x_shape, table_shape in SHAPES.values():
+                x, (cos, sin) = randn(*x_shape, dtype=dtype), table(*table_shape)
+                for inverse in (False, True):
+                    eager = kernels.rotate_into(x, cos, sin, layout, torch.empty_like(x), inverse)
+                    (few,) = kernels.rotate_few_ops((x,), cos, sin, layout, inverse)
+                    assert torch.equal(few, eager), (dtype, layout, x_shape, inverse)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_a_repeated_decode_call_skips_the_checks_and_gives_the_same_result(layout, monkeypatch):
+    """One token, q and k in one call: after the first call a signature lookup replaces the checks."""
+    q, k, (cos, sin) = randn(2, 8, 1, 16), randn(2, 2, 1, 16, seed=3), table(1, 8)
+    first = apply_rotary_qk(q, k, cos, sin, layout)
+    assert rotary._signature(q, cos, sin, layout, k) in rotary._FEW_OPS_CALLS
+    monkeypatch.setattr(rotary, "check_table", None)  # the checks must not run again
+    again = apply_rotary_qk(q, k, cos, sin, layout)
+    assert all(torch.equal(a, b) for a, b in zip(first, again))
+    with rotary_backend("eager"):  # another signature: checked (and here failing on the stubs)
+        with pytest.raises(TypeError):
+            apply_rotary_qk(q, k, cos, sin, layout)
+    assert_matches_reference(again[0], q, cos, sin, layout)
+    assert_matches_reference(again[1], k, cos, sin, layout)
+
+
+def test_the_decode_fast_path_keeps_gradients():
+    q, k, (cos, sin) = randn(2, 4, 1, 16, dtype=torch.float64).requires_grad_(), randn(2, 4, 1, 16), table(1, 8)
+    for _ in range(2):  # the first call is checked, the second remembered
+        q.grad = None
+        q_rot, k_rot = apply_rotary_qk(q, k, cos, sin)
+        assert not k_rot.requires_grad
+        q_rot.backward(torch.ones_like(q_rot))
+        torch.testing.assert_close(q.grad, reference(torch.ones_like(q), cos, sin, "half", inverse=True))
+
+
+def test_compile_failure_falls_back_to_eager(monkeypatch, fresh_compile_state):
     def broken(*args):
         raise RuntimeError("no C++ compiler")
 
-    monkeypatch.setattr(kernels, "_COMPILED", {})
-    monkeypatch.setattr(kernels, "_compile", lambda spec: broken)
-    monkeypatch.setattr(kernels, "_compile_works", True)
+    monkeypatch.setattr(compiling, "_compile", lambda spec, formula: broken)
     x, (cos, sin) = randn(2, 3, 7, 16), table(7, 8)
     with rotary_backend("compiled"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         first, second = apply_rotary(x, cos, sin), apply_rotary(x, cos, sin)
     assert len([w for w in caught if "torch.compile" in str(w.message)]) == 1  # once, then eager
-    assert not kernels.compile_available()  # nothing ever compiled: auto stops trying
+    assert not compiling.compile_available()  # nothing ever compiled: auto stops trying
     assert_matches_reference(first, x, cos, sin, "half")
     assert torch.equal(first, second)
 
@@ -261,13 +317,28 @@ def test_compiled_cache_is_per_spec_and_ignores_autograd_state():
     x, (cos, sin) = randn(2, 3, 7, 16), table(7, 8)
     with rotary_backend("compiled"):
         apply_rotary(x, cos, sin)
-        spec = kernels._spec(x, cos, "half")
-        compiled = kernels._COMPILED[spec]
+        spec = kernels.compiled_spec((x,), cos, "half")
+        compiled = compiling._COMPILED[spec]
         apply_rotary(x.requires_grad_(), cos, sin).sum().backward()  # forward and backward
         with torch.no_grad():
             apply_rotary(randn(3, 2, 11, 16), *table(11, 8))  # other sizes
-        assert kernels._COMPILED[spec] is compiled
-        assert kernels._spec(x.double(), cos, "half") != spec
+        assert compiling._COMPILED[spec] is compiled
+        assert kernels.compiled_spec((x.double(),), cos, "half") != spec
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_compiled_qk_in_one_call_keep_their_memory_layout(layout):
+    """q and k of a (batch, seq, 3, heads, dim) projection: rotated in that memory order, in one call."""
+    qkv = randn(2, 7, 3, 4, 20).bfloat16()
+    q, k, _ = qkv.permute(2, 0, 3, 1, 4)  # (batch, heads, seq, dim) views
+    cos, sin = table(7, 6)
+    with rotary_backend("compiled"):
+        q_rot, k_rot = apply_rotary_qk(q, k, cos, sin, layout)
+    assert_matches_reference(q_rot, q, cos, sin, layout)
+    assert_matches_reference(k_rot, k, cos, sin, layout)
+    assert q_rot.transpose(1, 2).is_contiguous()  # (batch, seq, heads, dim) in memory, like q
+    with rotary_backend("eager"):
+        assert torch.equal(apply_rotary(k, cos, sin, layout), k_rot)
 
 
 # -- Triton -----------------------------------------------------------------------------------
@@ -306,14 +377,15 @@ def test_triton_kernel_indexing_in_the_interpreter():
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
 def test_cuda_default_path_matches_the_reference(dtype, layout):
     x, (cos, sin) = randn(2, 3, 7, 20, dtype=dtype).cuda(), table(7, 6)
     cos, sin = cos.cuda(), sin.cuda()
-    expected_backend = "triton" if triton_rope.available() else "eager"
-    assert rotary._choose_backend(x, cos, sin, layout, False) == expected_backend
+    expected_backend = "triton" if triton_rope.available() else "few_ops"
+    assert backends.choose((x,), cos, sin, layout) == expected_backend
     out = apply_rotary(x, cos, sin, layout)
     assert_matches_reference(out.cpu(), x.cpu(), cos.cpu(), sin.cpu(), layout)
     q = x.float().requires_grad_()

@@ -1,0 +1,108 @@
+"""Inductor-compiled kernels for the CPU: one compiled function per spec, compiled only where it pays.
+
+A spec is what dynamo guards on besides sizes (which formula, layout, dtypes, ranks, ...). Each
+spec gets its own compiled function with dynamic shapes, so one compile serves every size.
+
+Compiling costs seconds (importing inductor, tracing, a C++ build; less when inductor's on-disk
+cache already holds the kernel), so `auto` does not compile on first sight. It counts the elements
+the eager kernels process for each spec in this process and compiles once that count reaches
+`COMPILE_AFTER_NUMEL`, which is about the work whose extra eager time matches a compile. That is
+the ski-rental rule: a short job (a 20-step sample) never compiles and never stalls, a long one
+(training) compiles once it has lost about as much to the eager kernel as the compile costs, and
+neither spends more than twice the better choice in hindsight. `warm_up()` compiles at once, for
+callers that know their job is long (and for benchmarks of the steady state).
+
+    fn = compiled(spec, formula)     # the compiled function of spec (compiled on first request)
+    out = run(spec, formula, *args)  # fn(*args) without grad, or None if compiling failed
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+import warnings
+from typing import Callable
+
+import torch
+
+# Elements of one spec the eager kernels process before auto compiles it: the work whose extra
+# eager time (per element, against the compiled kernel) adds up to a cold compile on the CPU
+# measured in docs/performance.md (benchmarks/rope_apply.py times both kernels,
+# benchmarks/first_step.py the compile).
+COMPILE_AFTER_NUMEL = 1 << 31
+
+_COMPILED: dict[tuple, Callable | None] = {}  # spec -> compiled function, None where compiling failed
+_eager_work: dict[tuple, int] = {}  # spec -> elements processed eagerly so far
+_compile_works = True  # False after a failure with nothing compiled before it (e.g. no C++ compiler)
+_warm = False  # warm_up(): compile every spec on first sight
+
+
+def compile_available() -> bool:
+    """False once compiling has failed in this process before anything compiled."""
+    return _compile_works
+
+
+def pays_off(spec: tuple, numel: int) -> bool:
+    """Whether auto should run spec compiled now; otherwise records `numel` elements of eager work.
+
+    True once spec is compiled, once its eager work has reached COMPILE_AFTER_NUMEL, or inside
+    `warm_up()`; never after compiling spec failed.
+    """
+    if spec in _COMPILED:
+        return _COMPILED[spec] is not None
+    if _warm:
+        return True
+    done = _eager_work.get(spec, 0) + numel
+    _eager_work[spec] = done
+    return done >= COMPILE_AFTER_NUMEL
+
+
+@contextlib.contextmanager
+def warm_up():
+    """Inside the block, auto compiles each spec the first time it sees it (the budget is skipped).
+
+        with axialrope.compiling.warm_up():
+            model(example_batch)        # compiles the kernels this model's shapes need, now
+    """
+    global _warm
+    previous, _warm = _warm, True
+    try:
+        yield
+    finally:
+        _warm = previous
+
+
+def _compile(spec: tuple, formula: Callable) -> Callable:
+    # a code object of its own per spec: dynamo keeps one cache, and one recompile limit (8),
+    # per code object, and the specs of one process could otherwise exhaust it
+    name = f"{formula.__name__}_{len(_COMPILED)}"
+    code = formula.__code__.replace(co_name=name, co_qualname=name)
+    fn = types.FunctionType(code, formula.__globals__, name, formula.__defaults__, formula.__closure__)
+    return torch.compile(fn, dynamic=True, fullgraph=True)
+
+
+def run(spec: tuple, formula: Callable, *args):
+    """formula(*args) compiled for spec, run without grad on detached tensors; None if compiling failed.
+
+    The first call of each spec compiles (seconds); later calls of any size reuse the kernel.
+    Autograd state never splits the cache (the caller owns the gradients). On a failure this warns
+    once per spec and returns None, and the caller falls back to its eager kernel.
+    """
+    global _compile_works
+    if spec not in _COMPILED:
+        _COMPILED[spec] = _compile(spec, formula)
+    fn = _COMPILED[spec]
+    if fn is None:
+        return None
+    args = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+    try:
+        with torch.no_grad():
+            return fn(*args)
+    except Exception as error:  # noqa: BLE001 - any inductor failure means: use the eager kernel
+        _COMPILED[spec] = None
+        _compile_works = _compile_works and any(f is not None for f in _COMPILED.values())
+        warnings.warn(f"axialrope: torch.compile of {formula.__name__} failed for {spec}, using the eager kernel ({error})")
+        return None
+
+
+__all__ = ["COMPILE_AFTER_NUMEL", "compile_available", "pays_off", "run", "warm_up"]
