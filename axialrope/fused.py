@@ -28,8 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 
-from . import backends, fused_kernels, triton_norm_rope
-from .kernels import compute_dtype, plan_few_ops
+from .kernels import backends, fused_eager, triton_norm_rope
+from .kernels.eager import compute_dtype, plan_few_ops
 from .rotary import LAYOUTS, check_layout, check_table
 
 # signature of a checked call -> its few-ops plan (the decode fast path, as in `rotary`)
@@ -110,10 +110,10 @@ def _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rst
         return [triton_norm_rope.norm_rotate(x, cos, sin, w, eps, layout, across_heads, need_rstd)
                 for x, w in zip(xs, weights)]
     if backend == "compiled":
-        results = fused_kernels.norm_rotate_compiled(xs, weights, cos, sin, eps, layout, across_heads, need_rstd)
+        results = fused_eager.norm_rotate_compiled(xs, weights, cos, sin, eps, layout, across_heads, need_rstd)
         if results is not None:
             return results
-    return [fused_kernels.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads) for x, w in zip(xs, weights)]
+    return [fused_eager.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads) for x, w in zip(xs, weights)]
 
 
 def _backward(grads, xs, rstds, weights, cos, sin, layout, across_heads, backend):
@@ -122,10 +122,10 @@ def _backward(grads, xs, rstds, weights, cos, sin, layout, across_heads, backend
         return [triton_norm_rope.norm_rotate_backward(g, x, r, cos, sin, w, layout, across_heads)
                 for g, x, r, w in zip(grads, xs, rstds, weights)]
     if backend == "compiled":
-        results = fused_kernels.norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout, across_heads)
+        results = fused_eager.norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout, across_heads)
         if results is not None:
             return results
-    return [fused_kernels.norm_rotate_backward_eager(g, x, r, cos, sin, w, layout, across_heads)
+    return [fused_eager.norm_rotate_backward_eager(g, x, r, cos, sin, w, layout, across_heads)
             for g, x, r, w in zip(grads, xs, rstds, weights)]
 
 
@@ -200,9 +200,9 @@ def rms_norm_rotary_qk(
     tracked = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (*xs, *weights))
     kind = "training forward" if tracked else "forward"  # training keeps 1 / rms for the backward
     backend = backends.choose(xs, cos, sin, layout, fused=True,
-                              spec=lambda: fused_kernels.compiled_spec(xs, weights, cos, layout, across_heads, kind))
+                              spec=lambda: fused_eager.compiled_spec(xs, weights, cos, layout, across_heads, kind))
     if backend == "composite":
-        return tuple(fused_kernels.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
+        return tuple(fused_eager.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
                      for x, w in zip(xs, weights))
     if backend == "few_ops":
         plan = _plan_few_ops(xs, weights, cos, eps, layout, across_heads)

@@ -31,9 +31,9 @@ from typing import Callable
 
 import torch
 
-from . import backends, triton_rope
-from .backends import broadcast as _broadcast, rotary_backend  # noqa: F401  (rotary_backend: public here too)
-from .kernels import compiled_spec, plan_few_ops, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
+from .kernels import backends, triton_rope
+from .kernels.backends import broadcast as _broadcast, rotary_backend  # noqa: F401  (rotary_backend: public here too)
+from .kernels.eager import compiled_spec, plan_few_ops, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
 
 LAYOUTS = ("half", "interleaved")
 

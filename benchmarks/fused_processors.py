@@ -21,7 +21,7 @@ import time
 import torch
 from diffusers import FluxTransformer2DModel, WanTransformer3DModel
 
-from axialrope import compiling
+from axialrope.kernels import compiling
 from axialrope.models.integrations.fused_processors import use_fused_qk_norm_rope
 
 

@@ -41,7 +41,7 @@ faults, which cost several times the copy and vary with the machine's load. With
 MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ raised, freed memory is reused (as jemalloc or
 tcmalloc do) and the floor is a plain memory copy; the header says which was measured.
 
-axialrope's CPU kernels compile only once their eager work pays for it (axialrope.compiling):
+axialrope's CPU kernels compile only once their eager work pays for it (axialrope.kernels.compiling):
 the first call of a fresh process runs eager and is timed on its own ("first call"); then the
 benchmark compiles at once (`compiling.warm_up()`, the state a long job reaches by itself) and
 times that call too ("compile"), so the table shows the steady state of a long job.
@@ -67,7 +67,8 @@ from diffusers.models.transformers.transformer_flux import FluxPosEmbed
 from rotary_embedding_torch import apply_rotary_emb as ret_apply
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as transformers_apply
 
-from axialrope import AxialRotaryEmbedding, RotaryEmbedding, apply_rotary_qk, compiling, grid_coords, rotary_backend
+from axialrope import AxialRotaryEmbedding, RotaryEmbedding, apply_rotary_qk, grid_coords, rotary_backend
+from axialrope.kernels import compiling
 from rope_fused import FUSED_NAMES, check_fused_agreement, fused_implementations, fused_ratios
 
 

@@ -14,8 +14,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import axialrope.backends as backends
-from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend, triton_rope
+import axialrope.kernels.backends as backends
+from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend
+from axialrope.kernels import triton_rope
 
 BACKENDS = ["eager", "composite", "few_ops", "auto"]  # "compiled" costs a compile per spec: fewer cases below
 
@@ -253,7 +254,7 @@ TRITON_CHECK = """
 import sys, torch
 sys.path.insert(0, {tests!r})
 from test_fused import CASES, make
-from axialrope import fused_kernels, triton_norm_rope
+from axialrope.kernels import fused_eager as fused_kernels, triton_norm_rope
 
 for case in CASES:
     for layout in ("half", "interleaved"):

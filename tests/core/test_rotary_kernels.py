@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
-import axialrope.backends as backends
-import axialrope.compiling as compiling
-import axialrope.kernels as kernels
+import axialrope.kernels.backends as backends
+import axialrope.kernels.compiling as compiling
+import axialrope.kernels.eager as kernels
 import axialrope.rotary as rotary
-from axialrope import apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend, triton_rope
+from axialrope import apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend
+from axialrope.kernels import triton_rope
 
 CPU_BACKENDS = ["eager", "composite", "compiled", "few_ops"]
 
@@ -347,7 +348,7 @@ TRITON_CHECK = """
 import sys, torch
 sys.path.insert(0, {tests!r})
 from test_rotary_kernels import assert_matches_reference, randn, table
-from axialrope import triton_rope
+from axialrope.kernels import triton_rope
 
 for layout in ("half", "interleaved"):
     for dtype in (torch.float32, torch.bfloat16, torch.float64):

@@ -61,7 +61,7 @@ def pays_off(spec: tuple, numel: int) -> bool:
 def warm_up():
     """Inside the block, auto compiles each spec the first time it sees it (the budget is skipped).
 
-        with axialrope.compiling.warm_up():
+        with axialrope.kernels.compiling.warm_up():
             model(example_batch)        # compiles the kernels this model's shapes need, now
     """
     global _warm

@@ -28,7 +28,7 @@ from __future__ import annotations
 import torch
 
 from . import compiling
-from .kernels import compute_dtype, inverse_permutation, memory_order, rotate_composite, rotate_into
+from .eager import compute_dtype, inverse_permutation, memory_order, rotate_composite, rotate_into
 
 
 def _row_dims(across_heads: bool) -> tuple[int, ...]:
