@@ -2,6 +2,7 @@
 
     python benchmarks/first_step.py                         # axialrope sample --height 64 --width 64, 3 runs
     python benchmarks/first_step.py --runs 5 --cold         # each run with an empty inductor cache
+    python benchmarks/first_step.py --compile-at-once       # the former policy, for comparison
 
 Each run is a new Python process that does what `axialrope sample --height H --width W`
 does (bundled model, default classes, seed, steps and guidance) with a timer around every
@@ -9,7 +10,9 @@ transformer call, so the first step carries whatever the first call costs (compi
 rotation kernel, warming caches) and the later steps show the steady state. `--cold` gives
 every run its own empty TORCHINDUCTOR_CACHE_DIR, as on a machine that never compiled the
 kernel; without it runs share the user's cache, as a second `axialrope sample` would.
-The samples are written to --out, so the figures come with the picture they made.
+`--compile-at-once` sets `axialrope.compiling.COMPILE_AFTER_NUMEL = 0`, so the first large call
+compiles its kernel, as axialrope did before it kept a compile budget. The samples are written to
+--out, so the figures come with the picture they made.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ CHILD = r"""
 import json, sys, time
 import torch
 torch.set_num_threads({threads})
+import axialrope.compiling
+if {compile_at_once}:
+    axialrope.compiling.COMPILE_AFTER_NUMEL = 0
 from axialrope.pipelines.cli.sample import add_arguments, run
 import argparse
 from axialrope.pipelines.sampling import pipeline as pipeline_module
@@ -54,12 +60,13 @@ print(json.dumps(dict(code=code, steps=times, total=time.perf_counter() - starte
 """
 
 
-def one_run(argv: list[str], threads: int, cold: bool) -> dict:
+def one_run(argv: list[str], threads: int, cold: bool, compile_at_once: bool) -> dict:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as cache:
         if cold:
             env["TORCHINDUCTOR_CACHE_DIR"] = cache
-        result = subprocess.run([sys.executable, "-c", CHILD.format(threads=threads, argv=argv)],
+        code = CHILD.format(threads=threads, argv=argv, compile_at_once=compile_at_once)
+        result = subprocess.run([sys.executable, "-c", code],
                                 env=env, capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -72,13 +79,16 @@ def main(argv=None) -> None:
     parser.add_argument("--runs", type=int, default=3, help="fresh processes (default 3)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads in each run (default 1)")
     parser.add_argument("--cold", action="store_true", help="an empty inductor cache for every run")
+    parser.add_argument("--compile-at-once", action="store_true",
+                        help="compile on the first large call (no compile budget), as before")
     args = parser.parse_args(argv)
     sample_argv = ["--height", str(args.height), "--width", str(args.width), "--out", args.out]
+    policy = "compile at once" if args.compile_at_once else "compile budget"
     print(f"axialrope sample {' '.join(sample_argv)}; {args.threads} thread(s); "
-          f"{'cold' if args.cold else 'shared'} inductor cache; {args.runs} fresh processes")
+          f"{'cold' if args.cold else 'shared'} inductor cache; {policy}; {args.runs} fresh processes")
     firsts, laters, totals = [], [], []
     for index in range(args.runs):
-        run = one_run(sample_argv, args.threads, args.cold)
+        run = one_run(sample_argv, args.threads, args.cold, args.compile_at_once)
         if run["code"] != 0:
             raise SystemExit(f"run {index}: axialrope sample exited {run['code']}")
         first, later = run["steps"][0], statistics.median(run["steps"][1:])

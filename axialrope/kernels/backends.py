@@ -6,11 +6,12 @@ and `rms_norm_rotary_qk` share, and `rotary_backend` to override it.
     CUDA, Triton installed               "triton": one pass
     at most FEW_OPS_MAX_NUMEL elements   "few_ops": a few torch ops per tensor (one decoded token:
     in all, not in place                 dispatch, not arithmetic, is the cost)
-    CPU, >= COMPILE_MIN_NUMEL elements,  "compiled": the inductor-compiled formula, one pass;
-    once compiling pays (`compiling`)    compiled once per spec, then reused for every size
+    CPU, half layout, at least           "compiled": the inductor-compiled formula, one pass;
+    COMPILE_MIN_NUMEL elements, once     compiled once per spec, then reused for every size
+    compiling pays (`compiling`)
     otherwise                            "eager": torch ops into preallocated outputs; always
-                                         for float32 interleaved rotations, complex numbers that
-                                         one eager complex multiply rotates
+                                         for interleaved pairs (a complex multiply), whose stride-2
+                                         members inductor's CPU code cannot vectorize
 """
 
 from __future__ import annotations
@@ -108,10 +109,10 @@ def choose(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, *, inplace: bo
     numel = sum(other.numel() for other in xs)
     if not inplace and numel <= FEW_OPS_MAX_NUMEL:
         return "few_ops"
-    # float32 interleaved pairs are complex numbers: one eager complex multiply is one pass already
-    one_eager_pass = not fused and layout == "interleaved" and x.dtype in (torch.float32, torch.float64)
+    # interleaved pairs sit at stride 2, which inductor's CPU code reads one element at a time;
+    # the eager kernel's complex multiply (one pass for float32) beats it in every dtype
     big = x.device.type == "cpu" and x.numel() >= COMPILE_MIN_NUMEL
-    if big and not one_eager_pass and compiling.compile_available() and spec is not None:
+    if big and layout == "half" and compiling.compile_available() and spec is not None:
         if compiling.pays_off(spec(), numel):
             return "compiled"
     return "eager"
