@@ -26,9 +26,9 @@ from typing import Callable
 import torch
 
 # Elements of one spec the eager kernels process before auto compiles it: the work whose extra
-# eager time (per element, against the compiled kernel) adds up to a cold compile on the CPU
-# measured in docs/performance.md (benchmarks/rope_apply.py times both kernels,
-# benchmarks/first_step.py the compile).
+# eager time (per element, against the compiled kernel) adds up to about one compile with
+# inductor's on-disk cache warm, on the CPU of docs/performance.md (benchmarks/rope_apply.py
+# times both kernels and the compiling call).
 COMPILE_AFTER_NUMEL = 1 << 31
 
 _COMPILED: dict[tuple, Callable | None] = {}  # spec -> compiled function, None where compiling failed
