@@ -8,7 +8,9 @@ Both models are random, small enough for a CPU (2 double + 2 single Flux blocks,
 8 heads of 64 channels) with a realistic token count. Per repeat both variants run once, in
 alternating order; reported: median step times, their ratio, and the largest output difference.
 axialrope's kernels are first brought to their steady state (`compiling.warm_up()`), as in a
-long job; its first, eager-only call is timed too.
+long job; its first, eager-only call is timed too. A second table times the part that changes
+alone, on Flux's q and k of this step: torch's RMSNorm and diffusers' `apply_rotary_emb` (what
+FluxAttnProcessor runs) against `rms_norm_rotary_qk`, float32 and bfloat16.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import time
 
 import torch
 from diffusers import FluxTransformer2DModel, WanTransformer3DModel
+from diffusers.models.embeddings import apply_rotary_emb
 
+from axialrope import rms_norm_rotary_qk
 from axialrope.kernels import compiling
 from axialrope.models.integrations.fused_processors import use_fused_qk_norm_rope
 
@@ -71,6 +75,36 @@ def bench(name, model, inputs, repeats: int) -> str:
             f"{difference:.1e} |")
 
 
+def norm_rope_alone(repeats: int) -> list[str]:
+    """Flux's q/k RMSNorm + RoPE of the step above, (1, 2368, 8, 64) interleaved, unfused vs fused."""
+    rows = []
+    seq, heads, dim = 48 * 48 + 64, 8, 64
+    angles = torch.randn(seq, dim // 2, generator=torch.Generator().manual_seed(0))
+    full_cos, full_sin = angles.cos().repeat_interleave(2, -1), angles.sin().repeat_interleave(2, -1)  # Flux's format
+    cos, sin = full_cos[:, None, 0::2], full_sin[:, None, 1::2]
+    for dtype in (torch.float32, torch.bfloat16):
+        q, k = (torch.randn(1, seq, heads, dim).to(dtype) for _ in range(2))
+        norms = [torch.nn.RMSNorm(dim, eps=1e-6).to(dtype) for _ in range(2)]
+
+        def diffusers_pair():
+            return tuple(apply_rotary_emb(norm(x), (full_cos, full_sin), sequence_dim=1) for norm, x in zip(norms, (q, k)))
+
+        def fused():
+            return rms_norm_rotary_qk(q, k, cos, sin, norms[0].weight, norms[1].weight, 1e-6, "interleaved")
+
+        with torch.no_grad(), compiling.warm_up():
+            fused(), diffusers_pair()
+            samples = {"diffusers": [], "fused": []}
+            for r in range(repeats):
+                for label, fn in (("diffusers", diffusers_pair), ("fused", fused))[:: 1 if r % 2 == 0 else -1]:
+                    start = time.perf_counter()
+                    fn()
+                    samples[label].append(time.perf_counter() - start)
+        stock, ours = statistics.median(samples["diffusers"]), statistics.median(samples["fused"])
+        rows.append(f"| {str(dtype)[6:]} | {stock * 1e3:.2f} | {ours * 1e3:.2f} | {ours / stock:.2f} |")
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
@@ -84,6 +118,11 @@ def main(argv=None) -> None:
     print("|---|---|---|---|---|---|---|")
     for case in (flux_case, wan_case):
         print(bench(*case(), args.repeats), flush=True)
+    print("\nFlux's q/k RMSNorm + RoPE alone, q and k (1, 2368, 8, 64) each:\n")
+    print("| dtype | RMSNorm + apply_rotary_emb ms | rms_norm_rotary_qk ms | fused / diffusers |")
+    print("|---|---|---|---|")
+    for row in norm_rope_alone(args.repeats * 4):
+        print(row, flush=True)
 
 
 if __name__ == "__main__":
