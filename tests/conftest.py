@@ -154,3 +154,19 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def run_triton_interpreted():
+    """`run(code)`: runs a Python script with TRITON_INTERPRET=1 (Triton kernels on CPU tensors, no GPU
+    needed) and asserts that it exits cleanly with "ok" as its last output."""
+    import os
+    import subprocess
+    import sys
+
+    def run(code: str) -> None:
+        env = {**os.environ, "TRITON_INTERPRET": "1"}
+        result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
+
+    return run

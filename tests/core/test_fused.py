@@ -5,9 +5,6 @@ kernel (eager, inductor-compiled, Triton under its interpreter, the composite fo
 torch.compile traces) must match it forward, and its gradients must pass gradcheck.
 """
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -280,12 +277,9 @@ print("ok")
 
 
 @pytest.mark.skipif(not triton_rope.available(), reason="triton is not installed")
-def test_triton_kernels_indexing_in_the_interpreter():
+def test_triton_kernels_indexing_in_the_interpreter(run_triton_interpreted):
     """Forward and backward Triton kernels, run on CPU tensors by Triton's interpreter (no GPU needed)."""
-    code = TRITON_CHECK.format(tests=str(Path(__file__).parent))
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
+    run_triton_interpreted(TRITON_CHECK.format(tests=str(Path(__file__).parent)))
 
 
 @pytest.mark.cuda

@@ -5,9 +5,6 @@ inductor-compiled, Triton, and the composite formula that torch.compile traces) 
 match it to its dtype's rounding, forward and backward, out of place and in place.
 """
 
-import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -371,12 +368,9 @@ print("ok")
 
 
 @pytest.mark.skipif(not triton_rope.available(), reason="triton is not installed")
-def test_triton_kernel_indexing_in_the_interpreter():
+def test_triton_kernel_indexing_in_the_interpreter(run_triton_interpreted):
     """The Triton kernel's indexing, run on CPU tensors by Triton's interpreter (no GPU needed)."""
-    code = TRITON_CHECK.format(tests=str(Path(__file__).parent))
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
+    run_triton_interpreted(TRITON_CHECK.format(tests=str(Path(__file__).parent)))
 
 
 @pytest.mark.cuda
