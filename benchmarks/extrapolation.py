@@ -1,22 +1,43 @@
-"""Which extrapolation method works, measured: SWD of samples beyond the trained size.
+"""Which extrapolation method works, measured on two kinds of data, over seeds.
 
-Images: the bundled RoPE image model (trained at 32x32) and the sin-cos model trained the
-same way sample a fixed set of seeds and class labels at 1x, 1.5x, 2x and 3x the trained
-side and at two non-square shapes, with every method. Each cell is the Laplacian-pyramid
-sliced Wasserstein distance (x1e3, lower is better) against real renders of the same size
-from the procedural generator with the same labels; the SWD between two independent real
-sets is the floor.
+Images. For each kind of data a RoPE model and a sin-cos model, both trained at 32x32,
+sample at 1x, 1.5x, 2x and 3x the side and at two non-square shapes, with every method,
+each with and without entropy scaling:
+- shapes: one object framed by the picture, so a larger picture is the same scene at a
+  higher sampling rate (`pipelines/data/scenes.py`);
+- textures: an endless plane at a fixed scale in pixels, so a larger picture is a wider
+  window (`pipelines/data/textures.py`).
+A cell (model, method, size) is measured once per seed. Seed s draws its own noise and its
+own real images (block s of a held-out scene family, disjoint from training), and the
+cell's SWD (Laplacian-pyramid sliced Wasserstein distance, x1e3, lower is better) is
+against those real images, which carry the same class labels. The headline SWD averages
+the pyramid's band-pass levels ("detail": edges, strokes, outlines) and leaves out its
+low-pass residual, which with a dozen images per seed measures which colours were drawn:
+on the textures, whose palette is random, the residual level of two real sets lay further
+apart than any model's samples from the real ones. The SWD over every level is kept beside
+it (metric "swd", table extrapolation_images_full). Tables give the mean over
+the seeds and the bootstrap 95% interval of that mean (`pipelines/evaluation/intervals.py`);
+a method is called best only where its interval clears the runner-up's. The floor is the
+SWD between two independent real sets. A shape classifier (`shape_recognition.py`) also
+reads the shapes models' 2x and 3x samples, averaged down to the 32x32 it reads.
 
-Video: the bundled video model (8 frames of 32x32) at 2x and 3x the frames and at 2x the
-side: per-frame SWD, SWD of frame differences (motion), a repetition score (1: the video
-loops back on itself) and shape persistence (1: the shapes' silhouettes move rigidly over
-the trained clip length), with the real videos' scores as reference.
+Video. The bundled video model (8 frames of 32x32) at 2x and 3x the frames and at 2x the
+side, with every method (RIFLEx among them): per-frame SWD, SWD of frame differences
+(motion), a repetition score (1: the clip loops back on itself) and shape persistence (1:
+the shapes' silhouettes move rigidly over the trained clip length), the same seeds.
 
-    python benchmarks/extrapolation.py            # full run (about 30 minutes on 2 CPU cores)
-    python benchmarks/extrapolation.py --quick    # a few minutes: fewer samples, sizes, steps
+The work is split into parts (one per data kind and size, one per video size, and the shape
+classifier), run as separate processes, `--jobs` at a time with one thread each, longest
+first. Each part writes its raw values to <out>/raw/<part>.csv and its pictures to <out>;
+then the report turns the raw values into tables, plots, pictures and each bundled
+pipeline's `default_extrapolation` (the method with the lowest mean SWD per scale range).
 
-Writes Markdown tables, CSVs, a plot of SWD against scale and a labelled sample grid per
-size into --out (default benchmarks/results).
+    python benchmarks/extrapolation.py               # everything, into benchmarks/results (2 CPU cores)
+    python benchmarks/extrapolation.py --quick       # the whole path in short (1x and 2x, 2 seeds, few samples)
+    python benchmarks/extrapolation.py --report-only # the report again, from the raw values
+    python benchmarks/extrapolation.py --part textures:64x64   # one part alone
+
+Wall times are in docs/extrapolation.md, beside the tables.
 """
 
 from __future__ import annotations
@@ -24,25 +45,26 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import torch
+import torch.nn.functional as F
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import PIL.Image  # noqa: E402
-import PIL.ImageDraw  # noqa: E402
-import torch  # noqa: E402
-from torchvision.utils import make_grid  # noqa: E402
+from axialrope import Extrapolation
+from axialrope.pipelines.sampling.bundled import bundled_model_path
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd
+from axialrope.pipelines.data.render import render_images, render_videos
+from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
+from axialrope.pipelines.data.textures import render_textures, sample_textures
+from reporting import save_labelled_grid, write_table
 
-from axialrope import Extrapolation  # noqa: E402
-from axialrope.pipelines.sampling.bundled import bundled_model_path  # noqa: E402
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline  # noqa: E402
-from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd  # noqa: E402
-from axialrope.pipelines.data.render import render_images, render_videos  # noqa: E402
-from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes  # noqa: E402
+__all__ = ["FLOOR_SEED", "REAL_SEED", "Method", "fastest_shift", "generate", "real_images", "real_videos",
+           "save_labelled_grid", "write_table"]
 
 
 @dataclass(frozen=True)
@@ -56,27 +78,49 @@ class Method:
     def label(self) -> str:
         return self.name + ("+entropy" if self.entropy_scaling else "")
 
+    @classmethod
+    def from_label(cls, label: str) -> "Method":
+        return cls(label.removesuffix("+entropy"), label.endswith("+entropy"))
+
     def extrapolation(self) -> Extrapolation:
         return Extrapolation(self.name, entropy_scaling=self.entropy_scaling)
 
 
-ROPE_IMAGE_METHODS = [Method(m) for m in ("none", "pi", "ntk", "yarn", "kappa-pi", "kappa-ntk", "kappa-yarn")] + [
-    Method("none", True), Method("ntk", True), Method("kappa-yarn", True)]
-SINCOS_METHODS = [Method("none"), Method("none", True)]
-VIDEO_METHODS = [Method(m) for m in ("none", "pi", "ntk", "yarn", "riflex", "kappa-pi", "kappa-ntk", "kappa-yarn")]
+IMAGE_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn")
+VIDEO_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk",
+                      "kappa-yarn")
+ROPE_METHODS = [Method(name, entropy) for entropy in (False, True) for name in IMAGE_METHOD_NAMES]
+SINCOS_METHODS = [Method("none"), Method("none", True)]  # a sin-cos model has no frequencies to rescale
+VIDEO_METHODS = [Method(name) for name in VIDEO_METHOD_NAMES] + [Method("none", True)]
 
 REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from training (seed 0)
+MODELS = {  # data kind -> {model: bundled name}
+    "shapes": {"rope": "shapes-rope", "sincos": "shapes-sincos"},
+    "textures": {"rope": "textures-rope", "sincos": "textures-sincos"},
+}
+VIDEO_MODEL = "moving-shapes-rope"
+TRAINED_SIDE = 32
+IMAGE_SIZES = [(32, 32), (48, 48), (64, 64), (96, 96), (32, 64), (64, 32)]
+VIDEO_SIZES = [(8, 32, 32), (16, 32, 32), (24, 32, 32), (8, 64, 64)]
+RECOGNITION_SIZES = [(64, 64), (96, 96)]  # 2x and 3x: averaged down to 32x32 by 2 and 3
+RAW_HEADER = ["data", "model", "method", "size", "seed", "metric", "value"]
 
 
-def real_images(count: int, height: int, width: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(count, 3, h, w) renders in [0, 1] and their class labels."""
-    scenes = sample_scenes(seed, range(count))
-    return render_images(scenes, height, width), scenes.labels
+def real_images(count: int, height: int, width: int, seed: int, kind: str = "shapes",
+                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Items first .. first + count - 1 of a procedural family: (count, 3, h, w) in [0, 1], and their labels."""
+    indices = range(first, first + count)
+    if kind == "shapes":
+        scenes = sample_scenes(seed, indices)
+        return render_images(scenes, height, width), scenes.labels
+    textures = sample_textures(seed, indices)
+    return render_textures(textures, height, width), textures.labels
 
 
-def real_videos(count: int, frames: int, height: int, width: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(count, 3, t, h, w) renders in [0, 1] and their class labels."""
-    scenes = sample_scenes(seed, range(count))
+def real_videos(count: int, frames: int, height: int, width: int, seed: int,
+                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(count, 3, t, h, w) renders in [0, 1] of scenes first .. first + count - 1, and their labels."""
+    scenes = sample_scenes(seed, range(first, first + count))
     return render_videos(scenes, frames, height, width), scenes.labels
 
 
@@ -96,166 +140,251 @@ def generate(pipe: AxialDiTPipeline, method: Method, labels: torch.Tensor, size:
     return out.images
 
 
-def write_table(path: Path, header: list[str], rows: list[list]) -> None:
-    """The same rows as CSV (path.csv) and Markdown (path.md)."""
-    with open(path.with_suffix(".csv"), "w", newline="") as f:
-        csv.writer(f).writerows([header, *rows])
-    cell = lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)  # noqa: E731
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    path.with_suffix(".md").write_text("\n".join(lines) + "\n")
+def size_label(size) -> str:
+    return "x".join(str(s) for s in size)
 
 
-def save_labelled_grid(path: Path, title: str, rows: dict[str, torch.Tensor], per_row: int) -> None:
-    """One row of samples per method at their own pixels, labelled; rows maps label -> (n, 3, h, w) in [0, 1]."""
-    strips = [make_grid(images[:per_row], nrow=per_row, padding=2, pad_value=1.0) for images in rows.values()]
-    label_width, title_height = 130, 18
-    width = label_width + max(strip.shape[-1] for strip in strips)
-    height = title_height + sum(strip.shape[-2] for strip in strips)
-    canvas = PIL.Image.new("RGB", (width, height), "white")
-    draw = PIL.ImageDraw.Draw(canvas)
-    draw.text((4, 3), title, fill="black")
-    top = title_height
-    for label, strip in zip(rows, strips):
-        pixels = (strip.clamp(0, 1) * 255).round().to(torch.uint8).permute(1, 2, 0).numpy()
-        canvas.paste(PIL.Image.fromarray(pixels), (label_width, top))
-        draw.text((4, top + strip.shape[-2] // 2 - 5), label, fill="black")
-        top += strip.shape[-2]
-    canvas.save(path)
-
-
-def image_benchmark(args, out: Path) -> None:
-    models = {"rope": ROPE_IMAGE_METHODS, "sincos": SINCOS_METHODS}
-    pipes = {"rope": AxialDiTPipeline.from_pretrained(args.image_model),
-             "sincos": AxialDiTPipeline.from_pretrained(args.sincos_model)}
-    side = pipes["rope"].trained_size[-1]
-    scales = (1, 2) if args.quick else (1, 1.5, 2, 3)
-    sizes = [(int(side * k), int(side * k)) for k in scales]
-    if not args.quick:
-        sizes += [(side, 2 * side), (2 * side, side)]
-    for pipe in pipes.values():
-        pipe.set_progress_bar_config(disable=True)
-    header = ["model", "method"] + [f"{h}x{w}" for h, w in sizes]
-    results: dict[tuple[str, str], list[float]] = {}
-    floors = []
-    for height, width in sizes:
-        real, labels = real_images(args.num, height, width, REAL_SEED)
-        floor = swd(real_images(args.num, height, width, FLOOR_SEED)[0], real).mean
-        floors.append(floor)
-        grid_rows = {"real": real}
-        for model, methods in models.items():
-            for method in methods:
-                start = time.perf_counter()
-                samples = generate(pipes[model], method, labels, {"height": height, "width": width},
-                                   args.steps, args.guidance, args.seed)
-                distance = swd(samples, real).mean
-                results.setdefault((model, method.label), []).append(distance)
-                grid_rows[f"{model} {method.label}"] = samples
-                print(f"{height}x{width} {model:6s} {method.label:18s} SWD {distance:7.2f} "
-                      f"(floor {floor:.2f}) {time.perf_counter() - start:5.1f}s", flush=True)
-        save_labelled_grid(out / f"samples_{height}x{width}.png",
-                           f"{height}x{width} from a {side}x{side} model (first samples of each method)",
-                           grid_rows, per_row=8)
-    rows = [[model, label, *values] for (model, label), values in results.items()]
-    rows.append(["real", "floor (real vs real)", *floors])
-    write_table(out / "extrapolation_images", header, rows)
-    plot_against_scale(out / "extrapolation_images.png", sizes, side, results, floors)
-
-
-def plot_against_scale(path: Path, sizes, side: int, results, floors) -> None:
-    square = [i for i, (h, w) in enumerate(sizes) if h == w]
-    scales = [sizes[i][0] / side for i in square]
-    figure, axis = plt.subplots(figsize=(7, 4.5))
-    colours = plt.cm.tab20.colors  # more series than the default cycle's 10 colours
-    for index, ((model, label), values) in enumerate(results.items()):
-        style = "--" if model == "sincos" else "-"
-        axis.plot(scales, [values[i] for i in square], style, marker="o", color=colours[index % len(colours)],
-                  label=f"{model} {label}")
-    axis.plot(scales, [floors[i] for i in square], ":", color="black", label="floor (real vs real)")
-    axis.set(xlabel="side / trained side", ylabel="SWD x1e3 (lower is better)", yscale="log",
-             title="Image samples beyond the trained 32x32 grid")
-    axis.legend(fontsize=7, ncol=2)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-
-
-def video_benchmark(args, out: Path) -> None:
-    pipe = AxialDiTPipeline.from_pretrained(args.video_model)
-    pipe.set_progress_bar_config(disable=True)
-    trained_size = pipe.trained_size  # (frames, height, width)
-    trained_frames = trained_size[0]
-    sizes = args.video_sizes or ([(16, 32, 32), (8, 64, 64)] if args.quick else
-                                 [(8, 32, 32), (16, 32, 32), (24, 32, 32), (8, 64, 64)])
-    count = max(4, args.num // 4)
-    header = ["size", "method", "frame SWD", "motion SWD", "repetition", "persistence"]
-    rows = []
-    for frames, height, width in sizes:
-        real, labels = real_videos(count, frames, height, width, REAL_SEED)
-        floor = video_swd(real_videos(count, frames, height, width, FLOOR_SEED)[0], real)
-        min_lag = max(1, trained_frames // 2)
-        # silhouettes compared across the trained clip length; the fastest shape moves this far in it
-        lag = trained_frames - 1
-        max_shift = fastest_shift(lag, height, width)
-        size_label = f"{frames}x{height}x{width}"
-        rows.append([size_label, "real (floor)", floor["frame_swd"], floor["motion_swd"],
-                     repetition_score(real, min_lag), shape_persistence(real, lag, max_shift)])
-        grid_rows = {"real": real[:, :, -1]}
-        for method in VIDEO_METHODS:
-            if method.name == "riflex" and frames == trained_frames:
-                continue  # RIFLEx changes only the temporal axis: identical to "none" here
-            if method.name != "none" and (frames, height, width) == trained_size:
-                continue  # at the trained size every method is the trained encoding (tested)
-            start = time.perf_counter()
-            samples = generate(pipe, method, labels, {"num_frames": frames, "height": height, "width": width},
-                               args.steps, args.guidance, args.seed)
-            scores = video_swd(samples, real)
-            rows.append([size_label, method.label, scores["frame_swd"], scores["motion_swd"],
-                         repetition_score(samples, min_lag), shape_persistence(samples, lag, max_shift)])
-            grid_rows[method.label] = samples[:, :, -1]  # the last frame: where extrapolation shows
-            print(f"{size_label} {method.label:10s} frame {scores['frame_swd']:7.2f} motion {scores['motion_swd']:7.2f} "
-                  f"repetition {rows[-1][-2]:.2f} persistence {rows[-1][-1]:.2f} "
-                  f"{time.perf_counter() - start:5.1f}s", flush=True)
-        save_labelled_grid(out / f"video_last_frames_{size_label}.png",
-                           f"last frame of {size_label} videos from an 8x32x32 model", grid_rows, per_row=count)
-    write_table(out / "extrapolation_video", header, rows)
-
-
-def video_size(text: str) -> tuple[int, int, int]:
-    """'16x32x32' -> (16, 32, 32), for argparse."""
+def parse_size(text: str) -> tuple[int, ...]:
+    """'64x32' -> (64, 32), '16x32x32' -> (16, 32, 32)."""
     parts = text.lower().split("x")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise argparse.ArgumentTypeError(f"a video size is TxHxW with positive integers, got {text!r}")
+    if len(parts) not in (2, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"a size is HxW or TxHxW with positive integers, got {text!r}")
     return tuple(int(p) for p in parts)
 
 
+def load_pipeline(name_or_folder: str) -> AxialDiTPipeline:
+    folder = Path(name_or_folder)
+    pipe = AxialDiTPipeline.from_pretrained(folder if folder.is_dir() else bundled_model_path(name_or_folder))
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+class RawWriter:
+    """Appends rows of RAW_HEADER to one part's CSV (written whole at the end, atomically)."""
+
+    def __init__(self, path: Path):
+        self.path, self.rows = path, []
+
+    def add(self, data: str, model: str, method: str, size, seed: int, metric: str, value: float) -> None:
+        self.rows.append([data, model, method, size_label(size), seed, metric, f"{value:.6g}"])
+
+    def close(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".partial")
+        with open(partial, "w", newline="") as f:
+            csv.writer(f).writerows([RAW_HEADER, *self.rows])
+        partial.replace(self.path)
+
+
+# -- the parts ----------------------------------------------------------------------------------
+
+
+def add_swd(raw: RawWriter, data: str, model: str, method: str, size, seed: int, result) -> None:
+    """Both SWDs of a cell: "swd_detail" (band-pass levels, the headline) and "swd" (every level)."""
+    raw.add(data, model, method, size, seed, "swd_detail", result.detail)
+    raw.add(data, model, method, size, seed, "swd", result.mean)
+
+
+def image_part(kind: str, size: tuple[int, int], args) -> None:
+    """Every model and method of one data kind at one size, every seed; recognition for shapes at 2x/3x."""
+    height, width = size
+    raw = RawWriter(args.out / "raw" / f"{kind}_{size_label(size)}.csv")
+    trained = (height, width) == (TRAINED_SIDE, TRAINED_SIDE)
+    classifier = None
+    if kind == "shapes" and size in RECOGNITION_SIZES:
+        classifier = shape_classifier(args)
+    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled) for model, bundled in MODELS[kind].items()}
+    grid_rows = {}
+    for seed in range(args.seeds):
+        first = seed * args.num  # seed s: its own block of real images and their labels
+        real, labels = real_images(args.num, height, width, REAL_SEED, kind, first)
+        floor = real_images(args.num, height, width, FLOOR_SEED, kind, first)[0]
+        add_swd(raw, kind, "real", "floor", size, seed, swd(floor, real))
+        if seed == 0:
+            grid_rows["real"] = real
+        for model, pipe in pipes.items():
+            # at the trained size every method is the trained encoding (tested): one row stands for all
+            methods = [Method("none")] if trained else (ROPE_METHODS if model == "rope" else SINCOS_METHODS)
+            for method in methods:
+                start = time.perf_counter()
+                samples = generate(pipe, method, labels, {"height": height, "width": width}, args.steps,
+                                   args.guidance, seed)
+                distance = swd(samples, real)
+                add_swd(raw, kind, model, method.label, size, seed, distance)
+                if classifier is not None:
+                    raw.add(kind, model, method.label, size, seed, "recognised",
+                            recognised(classifier, samples, labels, height // TRAINED_SIDE))
+                if seed == 0:
+                    grid_rows[f"{model} {method.label}"] = samples
+                print(f"{kind} {size_label(size)} seed {seed} {model:6s} {method.label:18s} SWD {distance.detail:7.2f} "
+                      f"{time.perf_counter() - start:5.1f}s", flush=True)
+    raw.close()
+    save_labelled_grid(args.out / f"samples_{kind}_{size_label(size)}.png",
+                       f"{kind} at {height}x{width} from {TRAINED_SIDE}x{TRAINED_SIDE} models (seed 0)",
+                       grid_rows, per_row=min(8, args.num))
+
+
+def video_part(size: tuple[int, int, int], args) -> None:
+    """Every video method at one size, every seed."""
+    frames, height, width = size
+    pipe = load_pipeline(args.video_model or VIDEO_MODEL)
+    trained_size = pipe.trained_size  # (frames, height, width)
+    raw = RawWriter(args.out / "raw" / f"video_{size_label(size)}.csv")
+    lag = trained_size[0] - 1  # silhouettes compared across the trained clip length
+    min_lag, max_shift = max(1, trained_size[0] // 2), fastest_shift(lag, height, width)
+    count = args.clips
+    grid_rows = {}
+    for seed in range(args.seeds):
+        real, labels = real_videos(count, frames, height, width, REAL_SEED, seed * count)
+        floor = video_swd(real_videos(count, frames, height, width, FLOOR_SEED, seed * count)[0], real)
+        scores = {"frame_swd": floor["frame_swd"], "motion_swd": floor["motion_swd"],
+                  "repetition": repetition_score(real, min_lag), "persistence": shape_persistence(real, lag, max_shift)}
+        for metric, value in scores.items():
+            raw.add("moving shapes", "real", "floor", size, seed, metric, value)
+        if seed == 0:
+            grid_rows["real"] = real[:, :, -1]
+        for method in VIDEO_METHODS:
+            if method.name == "riflex" and frames == trained_size[0]:
+                continue  # RIFLEx changes only the temporal axis: "none" here
+            if method != Method("none") and tuple(size) == tuple(trained_size):
+                continue  # at the trained size every method is the trained encoding (tested)
+            start = time.perf_counter()
+            samples = generate(pipe, method, labels, {"num_frames": frames, "height": height, "width": width},
+                               args.steps, args.guidance, seed)
+            scores = video_swd(samples, real)
+            scores |= {"repetition": repetition_score(samples, min_lag),
+                       "persistence": shape_persistence(samples, lag, max_shift)}
+            for metric, value in scores.items():
+                raw.add("moving shapes", "rope", method.label, size, seed, metric, value)
+            if seed == 0:
+                grid_rows[method.label] = samples[:, :, -1]  # the last frame: where extrapolation shows
+            print(f"video {size_label(size)} seed {seed} {method.label:14s} frame {scores['frame_swd']:7.2f} "
+                  f"motion {scores['motion_swd']:7.2f} {time.perf_counter() - start:5.1f}s", flush=True)
+    raw.close()
+    save_labelled_grid(args.out / f"video_last_frames_{size_label(size)}.png",
+                       f"last frame of {size_label(size)} videos from an 8x32x32 model (seed 0)", grid_rows,
+                       per_row=count)
+
+
+def shape_classifier(args):
+    """The cached shape classifier of shape_recognition.py, trained first if the cache lacks it
+    (None with --quick and no cache: recognition is then left out)."""
+    from shape_recognition import CLASSIFIER_SETTINGS, DEFAULT_CACHE, load_or_train_classifier
+
+    if args.quick and not DEFAULT_CACHE.exists():
+        print(f"--quick: no {DEFAULT_CACHE}, so no shape recognition (CLASSIFIER_SETTINGS {CLASSIFIER_SETTINGS})")
+        return None
+    return load_or_train_classifier(DEFAULT_CACHE)
+
+
+def recognised(classifier, samples: torch.Tensor, labels: torch.Tensor, factor: int) -> float:
+    """Share of (n, 3, h, w) samples that the classifier, reading them averaged down by `factor`, names right."""
+    from shape_recognition import predict
+
+    return (predict(classifier, F.avg_pool2d(samples, factor)) == labels).float().mean().item()
+
+
+def run_part(name: str, args) -> None:
+    if name == "classifier":
+        shape_classifier(args)
+        return
+    kind, _, size = name.partition(":")
+    if kind == "video":
+        video_part(parse_size(size), args)
+    elif kind in MODELS:
+        image_part(kind, parse_size(size), args)
+    else:
+        raise SystemExit(f"--part: unknown part {name!r}; parts look like shapes:64x64, video:16x32x32, classifier")
+
+
+def all_parts(args) -> list[str]:
+    """Every part of the run, longest first (the classifier first: the 2x and 3x shapes parts need it)."""
+    images = [f"{kind}:{size_label(size)}" for kind in MODELS for size in args.sizes]
+    videos = [f"video:{size_label(size)}" for size in args.video_sizes]
+    cost = lambda part: math.prod(parse_size(part.partition(":")[2])) * (3 if part.startswith("video") else 1)  # noqa: E731
+    parts = sorted(videos + images, key=cost, reverse=True)
+    if not args.skip_images and any(size in RECOGNITION_SIZES for size in args.sizes):
+        parts.insert(0, "classifier")
+    return parts
+
+
+def run_all(parts: list[str], args) -> None:
+    """Each part in its own process, `args.jobs` at a time, one torch thread each; stops on a failed part."""
+    forwarded = [a for a in sys.argv[1:] if a != "--report-only"]
+    waiting, running = list(parts), {}
+    (args.out / "logs").mkdir(parents=True, exist_ok=True)
+    while waiting or running:
+        while waiting and len(running) < args.jobs:
+            part = waiting.pop(0)
+            log = open(args.out / "logs" / f"{part.replace(':', '_')}.log", "w")
+            command = [sys.executable, __file__, *forwarded, "--part", part, "--threads", "1"]
+            running[part] = (subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), log, time.perf_counter())
+            print(f"started {part}", flush=True)
+        time.sleep(0.5)
+        for part, (process, log, started) in list(running.items()):
+            if process.poll() is None:
+                continue
+            log.close()
+            del running[part]
+            if process.returncode != 0:
+                for other, _, _ in running.values():
+                    other.terminate()
+                raise SystemExit(f"part {part} failed (exit {process.returncode}); see {log.name}")
+            print(f"finished {part} in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer samples, sizes and steps (a few minutes)")
-    parser.add_argument("--num", type=int, default=None, help="images per cell (default 32, quick 12)")
-    parser.add_argument("--steps", type=int, default=None, help="sampler steps (default 12, quick 8)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="1x and 2x only, 2 seeds, 4 samples, 6 steps, one video size; into outputs/")
+    parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 4, quick 2)")
+    parser.add_argument("--num", type=int, default=None, help="images per seed and cell (default 12, quick 4)")
+    parser.add_argument("--clips", type=int, default=None, help="videos per seed and cell (default 3, quick 2)")
+    parser.add_argument("--steps", type=int, default=None, help="sampler steps (default 12, quick 6)")
     parser.add_argument("--guidance", type=float, default=2.0, help="classifier-free guidance scale")
-    parser.add_argument("--seed", type=int, default=0, help="noise seed")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
-    parser.add_argument("--skip-video", action="store_true", help="images only")
+    parser.add_argument("--sizes", type=parse_size, nargs="+", default=None, help="image sizes HxW")
+    parser.add_argument("--video-sizes", type=parse_size, nargs="+", default=None, help="video sizes TxHxW")
     parser.add_argument("--skip-images", action="store_true", help="video only")
-    parser.add_argument("--image-model", default=bundled_model_path("shapes-rope"), help="RoPE image pipeline folder")
-    parser.add_argument("--sincos-model", default=bundled_model_path("shapes-sincos"), help="sin-cos image pipeline folder")
-    parser.add_argument("--video-model", default=bundled_model_path("moving-shapes-rope"), help="video pipeline folder")
-    parser.add_argument("--video-sizes", type=video_size, nargs="+", default=None,
-                        help="video sizes TxHxW (default 8x32x32 16x32x32 24x32x32 8x64x64)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="output folder")
+    parser.add_argument("--skip-video", action="store_true", help="images only")
+    parser.add_argument("--jobs", type=int, default=2, help="parts run at once, one thread each")
+    parser.add_argument("--part", default=None, help="run one part in this process (what --jobs starts)")
+    parser.add_argument("--report-only", action="store_true", help="only the report, from <out>/raw/")
+    parser.add_argument("--write-defaults", action=argparse.BooleanOptionalAction, default=None,
+                        help="record each bundled pipeline's default_extrapolation (default: on, off with --quick)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads of a --part (default: torch's)")
+    for kind, models in MODELS.items():
+        for model, bundled in models.items():
+            parser.add_argument(f"--{kind}-{model}", default=None, help=f"pipeline folder (default bundled {bundled})")
+    parser.add_argument("--video-model", default=None, help=f"video pipeline folder (default bundled {VIDEO_MODEL})")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default benchmarks/results, quick outputs/extrapolation-quick)")
     args = parser.parse_args()
-    args.num = args.num or (12 if args.quick else 32)
-    args.steps = args.steps or (8 if args.quick else 12)
+    quick = args.quick
+    args.seeds = args.seeds or (2 if quick else 4)
+    args.num = args.num or (4 if quick else 12)
+    args.clips = args.clips or (2 if quick else 3)
+    args.steps = args.steps or (6 if quick else 12)
+    args.out = args.out or Path("outputs/extrapolation-quick" if quick else "benchmarks/results")
+    args.sizes = [] if args.skip_images else (args.sizes or ([(32, 32), (64, 64)] if quick else IMAGE_SIZES))
+    args.video_sizes = [] if args.skip_video else (args.video_sizes or ([(16, 32, 32)] if quick else VIDEO_SIZES))
+    args.write_defaults = (not quick) if args.write_defaults is None else args.write_defaults
+    for name in ("seeds", "num", "clips", "steps", "jobs"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be a positive integer, got {getattr(args, name)}")
+    if args.seeds < 2:
+        parser.error("--seeds must be at least 2: the interval is over seeds")
     if args.threads:
         torch.set_num_threads(args.threads)
-    args.out.mkdir(parents=True, exist_ok=True)
+    if args.part:
+        run_part(args.part, args)
+        return
     start = time.perf_counter()
-    if not args.skip_images:
-        image_benchmark(args, args.out)
-    if not args.skip_video:
-        video_benchmark(args, args.out)
+    if not args.report_only:
+        run_all(all_parts(args), args)
+    from extrapolation_report import report
+
+    report(args.out, write_defaults=args.write_defaults)
     print(f"wrote {args.out} in {(time.perf_counter() - start) / 60:.1f} min")
 
 

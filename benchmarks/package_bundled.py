@@ -5,20 +5,21 @@
     .venv/bin/python benchmarks/package_bundled.py --runs outputs/candidate --models shapes-rope \
         --to outputs/candidate/pipelines                     # a candidate, beside the bundled ones
 
-Each run's model (model_ema/ or model/) becomes an AxialDiTPipeline (flow-matching scheduler, the
-shape names as class names) saved with safetensors to pipelines/sampling/assets/<run name>/ (or --to).
+Each run's model (model_ema/ or model/) becomes an AxialDiTPipeline (flow-matching scheduler, the run's
+class names, from its pipeline-config/) saved with safetensors to pipelines/sampling/assets/<run name>/
+(or --to). A `default_extrapolation` already recorded there by benchmarks/extrapolation.py is kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
 from axialrope.models import DiT
 from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.data.scenes import SHAPE_KINDS
 
 
 def main() -> None:
@@ -30,10 +31,20 @@ def main() -> None:
     parser.add_argument("--to", type=Path, default=assets_folder(), help="where the pipelines go")
     args = parser.parse_args()
     for name in args.models:
-        model = DiT.from_pretrained(Path(args.runs) / name / args.weights)
+        run = Path(args.runs) / name
+        model = DiT.from_pretrained(run / args.weights)
         target = args.to / name
+        recorded = target / "model_index.json"
+        shipped = json.loads(recorded.read_text()) if recorded.exists() else {}
+        # runs from before pipeline-config/ existed: the class names the shipped pipeline has
+        config = run / "pipeline-config" / "model_index.json"
+        class_names = json.loads(config.read_text())["class_names"] if config.exists() else shipped["class_names"]
+        default = shipped.get("default_extrapolation")
         shutil.rmtree(target, ignore_errors=True)
-        AxialDiTPipeline.from_model(model, "flow", class_names=list(SHAPE_KINDS)).save_pretrained(target)
+        pipe = AxialDiTPipeline.from_model(model, "flow", class_names=class_names)
+        if default:
+            pipe.set_default_extrapolation(default)
+        pipe.save_pretrained(target)
         size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
         print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, {size / 1e6:.1f} MB -> {target}")
 

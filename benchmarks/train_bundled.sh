@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Train the three bundled models (pipelines/sampling/assets/) with `axialrope train` on a 2-core CPU
-# machine: the two image models at once (one thread each), then the video model (two threads)
+# Train the bundled models (pipelines/sampling/assets/) with `axialrope train` on a 2-core CPU
+# machine: the two shapes image models at once (one thread each), then the two texture models at
+# once (one thread each), then the video model (two threads)
 # in two stages: from the image model's weights, inflated to video (axialrope.models.axial_dit.inflate),
 # on independent noise per frame; then a short run on frame-correlated noise.
 # Then package them:
 #   bash benchmarks/train_bundled.sh && .venv/bin/python benchmarks/package_bundled.py
 #   STAGES="video correlated" bash benchmarks/train_bundled.sh   # only the video model (needs $OUT/shapes-rope)
 #   STAGES=correlated bash benchmarks/train_bundled.sh         # only its last stage (needs stage 1)
+#   STAGES=textures bash benchmarks/train_bundled.sh           # only the two texture models
 # The data is the default procedural scenes, with every shape upright; upright shapes and the
 # image learning rate come from benchmarks/train_upright.sh.
 # Wall times are in docs/training.md, "Bundled models" (from the `trained N steps in S s` log lines).
@@ -17,7 +19,8 @@ OUT=${OUT:-outputs/bundled}
 IMAGE_STEPS=${IMAGE_STEPS:-16000}
 VIDEO_STEPS=${VIDEO_STEPS:-9000}
 CORRELATED_STEPS=${CORRELATED_STEPS:-900}
-STAGES=${STAGES:-"images video correlated"}
+TEXTURE_STEPS=${TEXTURE_STEPS:-12000}
+STAGES=${STAGES:-"images textures video correlated"}
 RESUME=${RESUME:-}  # "--resume latest" continues the runs from their last checkpoints
 mkdir -p "$OUT"
 source benchmarks/bundled_recipe.sh
@@ -31,6 +34,15 @@ if [[ $STAGES == *images* ]]; then
   $AXIALROPE train $COMMON $IMAGE --position-encoding rope --output-dir "$OUT/shapes-rope" $RESUME > "$OUT/shapes-rope.log" 2>&1 &
   # (b) the same with absolute sin-cos positions (the extrapolation baseline)
   $AXIALROPE train $COMMON $IMAGE --position-encoding sincos --output-dir "$OUT/shapes-sincos" $RESUME > "$OUT/shapes-sincos.log" 2>&1 &
+  wait
+fi
+if [[ $STAGES == *textures* ]]; then
+  export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+  # (e, f) the same recipe on the procedural textures (a fixed scale in pixels: a larger picture is a
+  # wider window), RoPE and sin-cos; fewer steps than the shapes models, to fit an hour of CPU each
+  TEXTURES="--data textures --resolution 32 --batch-size 32 --learning-rate 2e-3 --max-steps $TEXTURE_STEPS"
+  $AXIALROPE train $COMMON $TEXTURES --position-encoding rope --output-dir "$OUT/textures-rope" $RESUME > "$OUT/textures-rope.log" 2>&1 &
+  $AXIALROPE train $COMMON $TEXTURES --position-encoding sincos --output-dir "$OUT/textures-sincos" $RESUME > "$OUT/textures-sincos.log" 2>&1 &
   wait
 fi
 export OMP_NUM_THREADS=2 MKL_NUM_THREADS=2  # the video stages, one run at a time, use both cores

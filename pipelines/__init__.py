@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "render_images": "data.render",
     "render_videos": "data.render",
     "ShapesDataset": "data.procedural",
+    "TexturesDataset": "data.procedural",
     "MovingShapesDataset": "data.procedural",
     "ImageFolderDataset": "data.folders",
     "VideoFolderDataset": "data.folders",

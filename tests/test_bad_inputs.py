@@ -105,6 +105,11 @@ def pipeline_folder(tmp: Path) -> Path:
     return Path(shutil.copytree(bundled_model_path("shapes-rope"), tmp / "pipe"))
 
 
+def band(up_to_scale, method="pi", entropy_scaling=False) -> dict:
+    """One band of an AxialDiTPipeline's default_extrapolation."""
+    return {"up_to_scale": up_to_scale, "method": method, "entropy_scaling": entropy_scaling}
+
+
 def weights_file(folder: Path) -> Path:
     return folder / "diffusion_pytorch_model.safetensors"
 
@@ -315,6 +320,17 @@ PYTHON_CASES = [
     ("pipeline-negative-guidance", lambda t, p: lambda: p(class_labels=[0], guidance_scale=-2.0, num_inference_steps=1),
      ValueError, "guidance_scale"),
     ("pipeline-nan-guidance", lambda t, p: lambda: p(class_labels=[0], guidance_scale=math.nan), ValueError, "guidance"),
+    ("default-extrapolation-not-a-list", lambda t, p: lambda: p.set_default_extrapolation("pi"), TypeError,
+     "default_extrapolation"),
+    ("default-extrapolation-unknown-method", lambda t, p: lambda: p.set_default_extrapolation(
+        [band(None, "dype")]), ValueError, "default_extrapolation band 0"),
+    ("default-extrapolation-decreasing", lambda t, p: lambda: p.set_default_extrapolation(
+        [band(3.0), band(2.0)]), ValueError, "must increase"),
+    ("default-extrapolation-zero-scale", lambda t, p: lambda: p.set_default_extrapolation([band(0.0)]), ValueError,
+     "up_to_scale"),
+    ("load-pipeline-bad-default-extrapolation", lambda t, p: (f := pipeline_folder(t), edit_json(
+        f / "model_index.json", default_extrapolation=[band(None, "yarnn")]), lambda: load_pipeline(str(f), "cpu"))[-1],
+     ValueError, "default_extrapolation"),
     ("sampling-memory-huge", lambda t, p: lambda: check_sampling_memory(p.transformer, 4, (1 << 16, 1 << 16), True, "cpu"),
      ValueError, "GiB"),
     ("out-is-a-folder", lambda t, p: lambda: check_output_file(t, "--out"), ValueError, "folder"),
@@ -386,6 +402,9 @@ CLI_CASES = [
                             ["sample", "--model", str(f)])[-1], "truncated", id="sample-truncated-model"),
     pytest.param(lambda t: (f := pipeline_folder(t), edit_json(f / "transformer" / "config.json", depth=2),
                             ["sample", "--model", str(f)])[-1], "depth", id="sample-config-depth-disagrees"),
+    pytest.param(lambda t: (f := pipeline_folder(t), edit_json(f / "model_index.json", default_extrapolation=[
+        band(2.0, "yarn"), band(1.5)]), ["sample", "--model", str(f)])[-1], "default_extrapolation band 1",
+                 id="sample-edited-default-extrapolation"),
     pytest.param(lambda t: ((t / "f").write_text("x"), ["train", "--output-dir", str(t / "f")])[-1], "output_dir",
                  id="train-output-dir-a-file"),
     pytest.param(lambda t: ((t / "c.yaml").write_text("max_steps: [1\n"), ["train", "--config", str(t / "c.yaml")])[-1],

@@ -1,6 +1,6 @@
 """`axialrope sample`: images or videos at any size, with a RoPE extrapolation method.
 
-    axialrope sample --height 64 --width 64 --out outputs/sample.png          # bundled image model, 2x its size
+    axialrope sample --height 64 --width 64 --out outputs/sample.png          # bundled image model, 2x its size, auto
     axialrope sample --extrapolation dype-yarn --entropy-scaling --height 96 --width 96
     axialrope sample --model moving-shapes-rope --frames 16 --extrapolation riflex --out outputs/video.gif
     axialrope sample --model outputs/run --classes circle ring --num 8 --seed 3 --scheduler unipc
@@ -16,18 +16,25 @@ The output is one PNG grid (a row per class); a video model writes frames side b
 <out>.gif, <out>.png (a row per frame), <out>.mp4 (if PyAV is installed) and <out>_frames/.
 A diffusers pipeline runs with `axialrope.models.apply_extrapolation` (the family's trained
 grid from its table, or --trained-grid), bf16 on CUDA.
+
+`--extrapolation auto` (the default) samples this project's DiTs with the method their pipeline
+records for the requested scale (`AxialDiTPipeline.resolve_extrapolation`); the result line
+names it ("extrapolation auto: pi + entropy scaling"). Diffusers pipelines record none: for
+them auto is "none", the family's own behaviour.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 import time
 
 from ..sampling.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
 
 ENTROPY_SUFFIX = "+entropy"
+AUTO = "auto"  # --extrapolation's default: the pipeline's recorded method for the scale (see make_extrapolation)
 DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
 # the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
 SCHEDULER_HELP = ("a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
@@ -69,8 +76,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     parser.add_argument("--fps", type=float, default=4.0, help="frames per second of a video model's GIF and MP4")
-    parser.add_argument("--extrapolation", default="none",
-                        help="none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
+    parser.add_argument("--extrapolation", default=AUTO,
+                        help="auto (default): the method the model's pipeline records for the requested scale (its "
+                             "model_index.json default_extrapolation, or axialrope's fallback; plain none at or below "
+                             "the trained size; none for diffusers pipelines, the family's own behaviour), or one of "
+                             "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
                              "NAME+entropy adds entropy scaling")
     parser.add_argument("--entropy-scaling", action="store_true",
                         help="scale attention logits by sqrt(log N / log N_train) (default: off)")
@@ -111,13 +121,32 @@ def split_family_options(options: dict) -> tuple[dict, dict]:
             {k: v for k, v in options.items() if k in FAMILY_OPTIONS})
 
 
-def make_extrapolation(name: str, entropy_scaling: bool = False, options: dict | None = None):
-    """An `Extrapolation` from "NAME" or "NAME+entropy" and keyword options."""
+def make_extrapolation(name: str, entropy_scaling: bool = False, options: dict | None = None, auto=None):
+    """An `Extrapolation` from "NAME" or "NAME+entropy" and keyword options.
+
+    "auto" (or "auto+entropy") is `auto(entropy_scaling=...)`, the method a caller resolves for its model and
+    size, with the options on top; without `auto` it is refused as an unknown method (a caller that
+    cannot resolve it must not sample something else under its name).
+    """
     from axialrope import Extrapolation
 
     if name.endswith(ENTROPY_SUFFIX):
         name, entropy_scaling = name.removesuffix(ENTROPY_SUFFIX), True
+    if name == AUTO and auto is not None:
+        return dataclasses.replace(auto(entropy_scaling=entropy_scaling), **(options or {}))
     return Extrapolation(name, entropy_scaling=entropy_scaling, **(options or {}))
+
+
+def is_auto(name: str) -> bool:
+    """True for --extrapolation auto or auto+entropy."""
+    return name.removesuffix(ENTROPY_SUFFIX) == AUTO
+
+
+def plain_extrapolation(entropy_scaling: bool):
+    """What auto is for a diffusers pipeline: "none" (the family's own behaviour; they record no default)."""
+    from axialrope import Extrapolation
+
+    return Extrapolation("none", entropy_scaling=entropy_scaling)
 
 
 def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
@@ -184,7 +213,8 @@ def run_family(args: argparse.Namespace) -> int:
         if not args.fps > 0:
             raise ValueError(f"--fps must be a positive number, got {args.fps}")
         extrapolation_options, family_options = split_family_options(parse_options(args.option))
-        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, extrapolation_options)
+        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, extrapolation_options,
+                                           auto=plain_extrapolation)
         pipe = family_pipeline(args)
         video = is_video_pipeline(pipe)
         out = check_output_path(args.out, video=video)
@@ -197,15 +227,17 @@ def run_family(args: argparse.Namespace) -> int:
     else:
         shown = str(save_grid(result, out, per_row=result.shape[0]))
     size = tuple(result.shape[-2:])
+    method = f"{AUTO}: {extrapolation.method}" if is_auto(args.extrapolation) else extrapolation.method
     print(f"wrote {shown} ({size[0]}x{size[1]}{f', {result.shape[1]} frames' if video else ''}, "
-          f"{type(pipe).__name__}, extrapolation {args.extrapolation}"
+          f"{type(pipe).__name__}, extrapolation {method}"
           f"{' + entropy scaling' if extrapolation.entropy_scaling else ''}) in {time.perf_counter() - started:.1f} s")
     return 0
 
 
-def describe(pipe, extrapolation, scheduler: str | None, steps: int) -> str:
+def describe(pipe, extrapolation, scheduler: str | None, steps: int, auto: bool = False) -> str:
     """The sampling settings as a result line shows them, e.g. "extrapolation yarn (beta_fast=16.0)
-    + entropy scaling, 20 steps of unipc": the method, its options that differ from the defaults, the sampler."""
+    + entropy scaling, 20 steps of unipc": the method, its options that differ from the defaults, the sampler.
+    `auto`: the method is what --extrapolation auto resolved to ("extrapolation auto: pi + entropy scaling")."""
     from axialrope import Extrapolation
 
     defaults = Extrapolation(extrapolation.method)
@@ -214,6 +246,7 @@ def describe(pipe, extrapolation, scheduler: str | None, steps: int) -> str:
                and getattr(extrapolation, f.name) != getattr(defaults, f.name)]
     method = extrapolation.method + (f" ({', '.join(options)})" if options else "")
     method += " + entropy scaling" if extrapolation.entropy_scaling else ""
+    method = f"{AUTO}: {method}" if auto else method
     return f"extrapolation {method}, {steps_of(steps, sampler_name(pipe, scheduler))}"
 
 
@@ -254,7 +287,9 @@ def run(args: argparse.Namespace) -> int:
         options, family_options = split_family_options(parse_options(args.option))
         if family_options:
             raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
-        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, options)
+        # auto: the pipeline's pick for the requested size (a bad size raises the pipeline's own error here)
+        resolve = functools.partial(pipe.resolve_extrapolation, args.height, args.width, args.frames)
+        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, options, auto=resolve)
         kwargs, per_row = sampling_kwargs(pipe, args)
         check_sampling(pipe, kwargs)  # memory for the requested size, before sampling
         output = pipe(extrapolation=extrapolation, **kwargs)
@@ -269,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
         shown = str(save_grid(output.images, out, per_row=per_row))
         samples = output.images
     steps = DIT_STEPS if args.steps is None else args.steps
-    print(f"wrote {shown} ({sample_size(samples)}; {describe(pipe, extrapolation, args.scheduler, steps)}) "
+    settings = describe(pipe, extrapolation, args.scheduler, steps, auto=is_auto(args.extrapolation))
+    print(f"wrote {shown} ({sample_size(samples)}; {settings}) "
           f"in {time.perf_counter() - started:.1f} s")
     return 0

@@ -24,7 +24,8 @@ _KIND = {name: i for i, name in enumerate(SHAPE_KINDS)}
 _POLYGON_SIDES = torch.tensor([{"triangle": 3, "square": 4, "pentagon": 5}.get(name, 4) for name in SHAPE_KINDS])
 
 
-def _check_size(name: str, value) -> int:
+def check_size(name: str, value) -> int:
+    """value, or a ValueError unless it is a positive integer (a size in pixels or frames)."""
     if not is_int(value) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return value
@@ -130,7 +131,7 @@ def render_images(scenes: ShapeScenes, height: int, width: int) -> torch.Tensor:
     Returns:
         (b, 3, height, width) float32 RGB in [0, 1].
     """
-    height, width = _check_size("height", height), _check_size("width", width)
+    height, width = check_size("height", height), check_size("width", width)
     centre = shape_centres(scenes, torch.zeros(1), height, width)[:, 0]  # (b, k, 2)
     return _render_frames(
         scenes.background, scenes.kind, centre, scenes.radius, scenes.angle, scenes.colour, scenes.present,
@@ -149,8 +150,8 @@ def render_videos(scenes: ShapeScenes, num_frames: int, height: int, width: int)
     Returns:
         (b, 3, num_frames, height, width) float32 RGB in [0, 1]; frame 0 equals `render_images`.
     """
-    num_frames = _check_size("num_frames", num_frames)
-    height, width = _check_size("height", height), _check_size("width", width)
+    num_frames = check_size("num_frames", num_frames)
+    height, width = check_size("height", height), check_size("width", width)
     centre = shape_centres(scenes, torch.arange(num_frames, dtype=torch.float32), height, width)
     per_frame = {  # every scene parameter repeated over its frames, frames folded into the batch
         name: repeat(getattr(scenes, name), "b ... -> (b t) ...", t=num_frames)

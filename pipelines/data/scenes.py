@@ -104,7 +104,7 @@ def mix_seed(seed: int, index: int) -> int:
     return _splitmix64(_splitmix64(seed) ^ index) >> 1  # torch seeds must fit in int64
 
 
-def _scene_uniforms(seed: int, indices: Sequence[int], count: int) -> torch.Tensor:
+def scene_uniforms(seed: int, indices: Sequence[int], count: int) -> torch.Tensor:
     """(b, count) float64 uniforms in [0, 1), row i drawn from the generator of scene indices[i]."""
     rows = []
     generator = torch.Generator()
@@ -112,6 +112,18 @@ def _scene_uniforms(seed: int, indices: Sequence[int], count: int) -> torch.Tens
         generator.manual_seed(mix_seed(seed, index))
         rows.append(torch.rand(count, generator=generator, dtype=torch.float64))
     return torch.stack(rows)
+
+
+def check_scene_request(seed, indices: Sequence[int] | torch.Tensor) -> list[int]:
+    """The indices as a list of ints, or a ValueError naming a bad seed or index."""
+    if not is_int(seed) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    indices = [int(i) for i in (indices.tolist() if isinstance(indices, torch.Tensor) else indices)]
+    if not indices:
+        raise ValueError("indices must name at least one scene")
+    if min(indices) < 0:
+        raise ValueError(f"indices must be non-negative, got {min(indices)}")
+    return indices
 
 
 def _lerp(u: torch.Tensor, bounds: tuple[float, float]) -> torch.Tensor:
@@ -129,15 +141,9 @@ def sample_scenes(seed: int, indices: Sequence[int] | torch.Tensor, config: Scen
     Returns:
         ShapeScenes of b scenes, float32 parameters; the same (seed, index) always gives the same scene.
     """
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    indices = [int(i) for i in (indices.tolist() if isinstance(indices, torch.Tensor) else indices)]
-    if not indices:
-        raise ValueError("indices must name at least one scene")
-    if min(indices) < 0:
-        raise ValueError(f"indices must be non-negative, got {min(indices)}")
+    indices = check_scene_request(seed, indices)
     k = config.max_shapes
-    u = _scene_uniforms(seed, indices, config.num_uniforms)
+    u = scene_uniforms(seed, indices, config.num_uniforms)
     background, count, per_shape = u[:, :6], u[:, 6], u[:, 7:].reshape(len(indices), k, 10)
 
     num_shapes = 1 + torch.floor(count * k).long()  # 1 .. k, uniform

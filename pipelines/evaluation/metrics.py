@@ -25,10 +25,16 @@ _BINOMIAL_5 = torch.tensor([1.0, 4.0, 6.0, 4.0, 1.0]) / 16
 
 @dataclass
 class SWDResult:
-    """per_level: SWD x1e3 per pyramid level, finest first; mean: their average."""
+    """per_level: SWD x1e3 per pyramid level, finest first (the low-pass residual last); mean: their average."""
 
     per_level: list[float]
     mean: float
+
+    @property
+    def detail(self) -> float:
+        """The average over the band-pass levels only, without the low-pass residual: structure (edges,
+        texture, shapes' outlines) rather than the colours and layout that the residual holds."""
+        return sum(self.per_level[:-1]) / (len(self.per_level) - 1) if len(self.per_level) > 1 else self.mean
 
 
 def _blur(images: torch.Tensor) -> torch.Tensor:

@@ -15,6 +15,8 @@ BUNDLED_MODELS: dict[str, str] = {
     "shapes-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural shapes, 6 classes",
     "shapes-sincos": "the same with absolute sin-cos positions (the extrapolation baseline)",
     "moving-shapes-rope": "video DiT (mini, patch 1x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes, started from shapes-rope",
+    "textures-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural textures, 4 classes",
+    "textures-sincos": "the same with absolute sin-cos positions",
 }
 DEFAULT_MODEL = "shapes-rope"
 

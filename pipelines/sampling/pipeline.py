@@ -17,6 +17,14 @@ and a logit scale for the requested token grid; the pipeline puts them into the 
 `rope_config` before each step (every step for the timestep-dependent dype-* and kappa-*
 methods, whose plan depends on the flow-matching sigma, 1 = pure noise) and restores the
 model's own config afterwards, even if sampling fails.
+
+`extrapolation="auto"` (the default) picks the method for the requested size from the
+pipeline's `default_extrapolation`, bands of scale recorded in its model_index.json (or
+`FALLBACK_EXTRAPOLATION` when it records none); `resolve_extrapolation` shows the pick:
+
+    pipe.set_default_extrapolation([{"up_to_scale": 2.0, "method": "pi", "entropy_scaling": True},
+                                    {"up_to_scale": None, "method": "dype-yarn", "entropy_scaling": True}])
+    pipe.resolve_extrapolation(height=64, width=64)   # Extrapolation("pi", entropy_scaling=True) at 2x
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
 from ..objectives import draw_noise, make_objective, sample
+from .default_extrapolation import (AUTO, FALLBACK_EXTRAPOLATION, band_for_scale, check_default_extrapolation,
+                                    extrapolation_scale)
 from .registration import LEGACY_CLASS_NAMES, is_axialrope_index, register_with_diffusers
 from .schedulers import OBJECTIVE_NAMES, check_scheduler, make_scheduler, scheduler_objective
 
@@ -129,12 +139,18 @@ class AxialDiTPipeline(DiffusionPipeline):
         class_names: optional names of the class ids, so labels can be given by name.
         objective: "flow" or "ddpm", what the DiT was trained with; default: what `scheduler`
             samples. Kept in the config, so a scheduler swapped in later is checked against it.
+        default_extrapolation: bands of scale with the method `extrapolation="auto"` picks in each, a list
+            of {"up_to_scale": float or None (the last band: and beyond), "method": str,
+            "entropy_scaling": bool, optionally "measured": str} sorted by up_to_scale (see
+            `check_default_extrapolation`, `resolve_extrapolation`); None: `FALLBACK_EXTRAPOLATION`.
+            Kept in the config (model_index.json), where it may be edited; checked on loading.
     """
 
     model_cpu_offload_seq = "transformer"
     _callback_tensor_inputs = ["latents"]
 
-    def __init__(self, transformer, scheduler, class_names: Sequence[str] | None = None, objective: str | None = None):
+    def __init__(self, transformer, scheduler, class_names: Sequence[str] | None = None, objective: str | None = None,
+                 default_extrapolation: list[dict] | None = None):
         super().__init__()
         if class_names is not None:
             class_names = list(class_names)
@@ -147,17 +163,25 @@ class AxialDiTPipeline(DiffusionPipeline):
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVE_NAMES)} (what the DiT was trained with), "
                              f"got {objective!r}")
         check_scheduler(scheduler, objective)
+        default_extrapolation = check_default_extrapolation(default_extrapolation, transformer.n_axes == 3)
         self.register_modules(transformer=transformer, scheduler=scheduler)
-        self.register_to_config(class_names=class_names, objective=objective)
+        self.register_to_config(class_names=class_names, objective=objective,
+                                default_extrapolation=default_extrapolation)
         # the DiT works on pixels in [-1, 1]: the processors only denormalise and convert, never resize
         self.image_processor = VaeImageProcessor(vae_scale_factor=1, do_resize=False)
         self.video_processor = VideoProcessor(vae_scale_factor=1, do_resize=False)
 
     @classmethod
-    def from_model(cls, transformer, objective: str = "flow",
-                   class_names: Sequence[str] | None = None) -> "AxialDiTPipeline":
+    def from_model(cls, transformer, objective: str = "flow", class_names: Sequence[str] | None = None,
+                   default_extrapolation: list[dict] | None = None) -> "AxialDiTPipeline":
         """A pipeline for a DiT trained with `objective` ("flow" or "ddpm"), with the training code's scheduler."""
-        return cls(transformer, make_objective(objective).scheduler(), class_names, objective)
+        return cls(transformer, make_objective(objective).scheduler(), class_names, objective, default_extrapolation)
+
+    def set_default_extrapolation(self, bands: list[dict] | None) -> None:
+        """Record `bands` as the pipeline's `default_extrapolation` (checked; see the class docstring), what
+        `extrapolation="auto"` picks from; `save_pretrained` writes it into model_index.json. None or []
+        removes it (auto then uses `FALLBACK_EXTRAPOLATION`)."""
+        self.register_to_config(default_extrapolation=check_default_extrapolation(bands, self.is_video))
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -186,6 +210,8 @@ class AxialDiTPipeline(DiffusionPipeline):
         if name != cls.__name__ and not (name in LEGACY_CLASS_NAMES and is_axialrope_index(index)):
             raise ValueError(f"{str(path)!r} holds a {name!r}; "
                              f"{cls.__name__}.from_pretrained loads {cls.__name__} folders")
+        # an edited default_extrapolation: its error before the weights load (__init__ checks it again, with the model)
+        check_default_extrapolation(index.get("default_extrapolation"))
         return super().from_pretrained(str(folder), **kwargs)
 
     # -- inputs ----------------------------------------------------------------------------
@@ -251,6 +277,36 @@ class AxialDiTPipeline(DiffusionPipeline):
                 raise ValueError(f"{name}={size} is not divisible by the model's patch size {p} along it")
             shape.append(int(size))
         return tuple(shape)
+
+    def _token_grid(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The token grid of a sample of `shape` pixels (frames), (h, w) or (t, h, w)."""
+        return tuple(s // p for s, p in zip(shape, self.transformer.patchify.patch))
+
+    def resolve_extrapolation(self, height: int | None = None, width: int | None = None,
+                              num_frames: int | None = None, entropy_scaling: bool = False) -> Extrapolation:
+        """The `Extrapolation` that `extrapolation="auto"` samples this size with (default: the trained size).
+
+        Returns, for the scale s = the largest ratio over the axes of requested to trained tokens:
+        `Extrapolation("none")` if s <= 1 (nothing to extrapolate); otherwise the method and entropy_scaling
+        of the band of `default_extrapolation` (`FALLBACK_EXTRAPOLATION` if the pipeline records none) that
+        covers s: the first with up_to_scale >= s (None: no limit), the last band if s is beyond them all.
+        A sin-cos model gets "none" with the band's entropy_scaling (its positions have no RoPE to change).
+        `entropy_scaling=True` turns entropy scaling on in any case.
+        """
+        return self._auto_extrapolation(self._token_grid(self._sample_shape(height, width, num_frames)),
+                                        entropy_scaling)
+
+    def _auto_extrapolation(self, grid: Sequence[int], entropy_scaling: bool = False) -> Extrapolation:
+        """`resolve_extrapolation` for a token grid."""
+        if not isinstance(entropy_scaling, bool):
+            raise TypeError(f"entropy_scaling must be a bool, got {type(entropy_scaling).__name__}")
+        scale = extrapolation_scale(self.transformer.base_grid, grid)
+        if scale <= 1:
+            return Extrapolation("none", entropy_scaling=entropy_scaling)
+        band = band_for_scale(self.config.get("default_extrapolation") or FALLBACK_EXTRAPOLATION, scale)
+        # RopeSwitcher refuses RoPE methods on absolute positions; the band's logit scaling still applies
+        method = "none" if self.transformer.rope is None else band["method"]
+        return Extrapolation(method, entropy_scaling=band["entropy_scaling"] or entropy_scaling)
 
     def _scheduler(self, scheduler) -> object:
         """The scheduler of one call: the pipeline's own (None), a fresh one by name, or an instance; each
@@ -322,7 +378,7 @@ class AxialDiTPipeline(DiffusionPipeline):
         num_inference_steps: int = 30,
         guidance_scale: float = 1.0,
         generator: torch.Generator | None = None,
-        extrapolation: str | Extrapolation | None = "none",
+        extrapolation: str | Extrapolation | None = AUTO,
         entropy_scaling: bool = False,
         batch_size: int = 1,
         output_type: str = "pil",
@@ -342,8 +398,9 @@ class AxialDiTPipeline(DiffusionPipeline):
             guidance_scale: classifier-free guidance against the model's null class (1: none).
             generator: seeds the initial noise, drawn on the CPU so a seed gives the same samples on any device,
                 and the fresh noise of a stochastic scheduler's every step (DDPM).
-            extrapolation: method name (see `axialrope.extrapolation`) or an `Extrapolation`.
-            entropy_scaling: with a method name, also scale attention logits by sqrt(log N / log N_train).
+            extrapolation: "auto" (the method `resolve_extrapolation` picks for the size from the pipeline's
+                `default_extrapolation`), a method name (see `axialrope.extrapolation`) or an `Extrapolation`.
+            entropy_scaling: with a method name or "auto", also scale attention logits by sqrt(log N / log N_train).
             batch_size: samples when class_labels is None.
             output_type: "pil", "np", "pt" or "latent" (see `AxialDiTPipelineOutput`).
             return_dict: False returns the tuple (images_or_frames,).
@@ -372,7 +429,8 @@ class AxialDiTPipeline(DiffusionPipeline):
         if not is_int(num_images_per_prompt) or num_images_per_prompt < 1:
             raise ValueError(f"num_images_per_prompt must be a positive integer, got {num_images_per_prompt!r}")
         tensor_inputs = self._callback_inputs(callback_on_step_end, callback_on_step_end_tensor_inputs)
-        method = as_extrapolation(extrapolation, entropy_scaling)
+        auto = isinstance(extrapolation, str) and extrapolation == AUTO  # resolved once the grid is known
+        method = None if auto else as_extrapolation(extrapolation, entropy_scaling)
         labels, batch = self._labels(class_labels, batch_size, float(guidance_scale))
         if labels is not None:
             labels = labels.repeat_interleave(num_images_per_prompt)
@@ -381,7 +439,9 @@ class AxialDiTPipeline(DiffusionPipeline):
         sampler = self._scheduler(scheduler)
         model, device = self.transformer, self._execution_device
         latents = self._check_latents(latents, (batch, model.config.in_channels, *shape))
-        grid = tuple(s // p for s, p in zip(shape, model.patchify.patch))
+        grid = self._token_grid(shape)
+        if auto:
+            method = self._auto_extrapolation(grid, entropy_scaling)
         switcher = RopeSwitcher(model, method, grid)  # checks the method against the model and grid
 
         if latents is None:  # a video model trained on frame-correlated noise samples from the same prior
@@ -424,4 +484,5 @@ class AxialDiTPipeline(DiffusionPipeline):
 
 register_with_diffusers(AxialDiTPipeline)
 
-__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher", "as_extrapolation"]
+__all__ = ["AUTO", "AxialDiTPipeline", "AxialDiTPipelineOutput", "FALLBACK_EXTRAPOLATION", "OUTPUT_TYPES",
+           "RopeSwitcher", "as_extrapolation", "band_for_scale", "check_default_extrapolation", "extrapolation_scale"]

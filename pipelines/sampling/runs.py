@@ -62,7 +62,8 @@ def pipeline_from_config(folder: str | Path, transformer, pipeline_class=None):
 
     scheduler_class = getattr(diffusers, scheduler_name)
     scheduler = scheduler_class.from_config(scheduler_class.load_config(str(folder / "scheduler")))
-    return pipeline_class(transformer, scheduler, index.get("class_names"), index.get("objective"))
+    return pipeline_class(transformer, scheduler, index.get("class_names"), index.get("objective"),
+                          index.get("default_extrapolation"))
 
 
 def _is_checkpoint(path: Path) -> bool:

@@ -15,6 +15,7 @@ from PIL import Image
 
 from axialrope.models import create_dit
 from axialrope.pipelines.cli import COMMANDS, HelpFormatter, command_parser, main
+from axialrope.pipelines.sampling.default_extrapolation import FALLBACK_EXTRAPOLATION, band_for_scale
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 
@@ -68,7 +69,10 @@ def test_result_lines_name_the_method_once_and_the_frames_of_a_video(video_folde
            "1 step of euler) in " in line
     assert main(["sample", "--model", str(video_folder), "--frames", "6", "--num", "2", "--steps", "2",
                  "--scheduler", "dpm++", "--out", str(tmp_path / "clip.gif")]) == 0
-    assert "(2 videos of 6 frames of 8x8; extrapolation none, 2 steps of dpm++)" in capsys.readouterr().out
+    # the default, auto, names what it resolved to: 6 frames of a 4-frame model (s = 1.5), the fallback's pick
+    fallback = band_for_scale(FALLBACK_EXTRAPOLATION, 1.5)
+    method = fallback["method"] + (" + entropy scaling" if fallback["entropy_scaling"] else "")
+    assert f"(2 videos of 6 frames of 8x8; extrapolation auto: {method}, 2 steps of dpm++)" in capsys.readouterr().out
     assert Image.open(tmp_path / "clip.gif").n_frames == 6  # written by diffusers' export_to_gif
     assert main(["compare", "--model", str(video_folder), "--methods", "none", "riflex", "--num", "1", "--steps", "1",
                  "--scheduler", "heun", "--out", str(tmp_path / "c.png")]) == 0

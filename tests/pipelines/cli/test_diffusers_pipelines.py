@@ -16,14 +16,17 @@ def flux_args(folder, out, *extra):
 
 def test_sample_drives_the_flux_pipeline_at_twice_its_trained_size(tiny_flux_folder, tmp_path, capsys):
     outputs = {}
-    for method in ("none", "dype-yarn", "pi+entropy"):
+    for method in ("none", "dype-yarn", "pi+entropy", "auto"):
         out = tmp_path / f"{method}.png"
-        assert main(flux_args(tiny_flux_folder, out, "--extrapolation", method)) == 0
-        assert "FluxPipeline" in capsys.readouterr().out
+        assert main(flux_args(tiny_flux_folder, out, *(["--extrapolation", method] if method != "auto" else []))) == 0
+        line = capsys.readouterr().out
+        assert "FluxPipeline" in line
         outputs[method] = np.asarray(Image.open(out))
+    assert "extrapolation auto: none)" in line  # the default: a diffusers pipeline records no method of its own
     assert outputs["none"].shape[:2] == (32, 32)  # one image, no grid around it
     assert not np.array_equal(outputs["none"], outputs["dype-yarn"])
     assert not np.array_equal(outputs["none"], outputs["pi+entropy"])
+    assert np.array_equal(outputs["none"], outputs["auto"])  # auto is plain none, the family's own behaviour
 
 
 def test_sample_drives_the_wan_pipeline_with_frames(tiny_wan_folder, tmp_path, capsys):

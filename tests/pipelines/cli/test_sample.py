@@ -27,14 +27,17 @@ def tiny_folders(tmp_path_factory):
 
 
 def test_bundled_models_are_pipelines_of_the_trained_sizes():
-    sizes = {"shapes-rope": (8, 8), "shapes-sincos": (8, 8), "moving-shapes-rope": (8, 8, 8)}
+    sizes = {"shapes-rope": (8, 8), "shapes-sincos": (8, 8), "moving-shapes-rope": (8, 8, 8),
+             "textures-rope": (8, 8), "textures-sincos": (8, 8)}
+    classes = {"shapes": 6, "moving": 6, "textures": 4}
     assert set(BUNDLED_MODELS) == set(sizes)
     total = sum(f.stat().st_size for f in assets_folder().rglob("*") if f.is_file())
     assert total < 30e6
     for name, grid in sizes.items():
         index = json.loads((bundled_model_path(name) / "model_index.json").read_text())
         config = json.loads((bundled_model_path(name) / "transformer" / "config.json").read_text())
-        assert index["_class_name"] == "AxialDiTPipeline" and len(index["class_names"]) == config["num_classes"] == 6
+        assert index["_class_name"] == "AxialDiTPipeline" and len(index["class_names"]) == config["num_classes"]
+        assert config["num_classes"] == classes[name.split("-")[0]]
         assert config["position_encoding"] == ("sincos" if "sincos" in name else "rope")
         assert (bundled_model_path(name) / "transformer" / "diffusion_pytorch_model.safetensors").is_file()
     pipe = AxialDiTPipeline.from_pretrained(bundled_model_path("moving-shapes-rope"))
@@ -80,6 +83,63 @@ def test_compare_puts_one_labelled_panel_per_method_side_by_side(tiny_folders, t
     assert main(common + ["--methods", "none", "pi", "dype-yarn+entropy", "--out", str(three)]) == 0
     width_two, width_three = Image.open(two).size[0], Image.open(three).size[0]
     assert width_three - width_two == (width_two - 6) // 2  # one more panel and gap of the same width
+
+
+AUTO_BANDS = [{"up_to_scale": 1.5, "method": "pi", "entropy_scaling": False},
+              {"up_to_scale": None, "method": "yarn", "entropy_scaling": True}]
+
+
+@pytest.fixture(scope="module")
+def banded_folder(tmp_path_factory):
+    """A tiny image pipeline (16 x 16 px, patch 2) that records AUTO_BANDS in its model_index.json."""
+    folder = tmp_path_factory.mktemp("banded") / "image"
+    torch.manual_seed(0)
+    model = create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=2)
+    AxialDiTPipeline.from_model(model, default_extrapolation=AUTO_BANDS).save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "args, shown",
+    [
+        (["--height", "32", "--width", "32"], "extrapolation auto: yarn + entropy scaling, 1 step of euler"),
+        (["--height", "24", "--width", "16"], "extrapolation auto: pi, 1 step of euler"),
+        (["--height", "24", "--extrapolation", "auto+entropy"], "extrapolation auto: pi + entropy scaling, 1 step"),
+        (["--height", "24", "--entropy-scaling"], "extrapolation auto: pi + entropy scaling, 1 step"),
+        ([], "extrapolation auto: none, 1 step of euler"),  # the trained size: nothing to extrapolate
+        (["--height", "32", "--option", "beta_fast=16"],
+         "extrapolation auto: yarn (beta_fast=16.0) + entropy scaling, 1 step"),
+        (["--height", "32", "--extrapolation", "pi"], "(1 image of 32x16; extrapolation pi, 1 step of euler)"),
+    ],
+)
+def test_sample_with_auto_names_the_method_it_resolved_to(banded_folder, tmp_path, capsys, args, shown):
+    out = tmp_path / "a.png"
+    assert main(["sample", "--model", str(banded_folder), "--classes", "0", "--num", "1", "--steps", "1",
+                 "--out", str(out), *args]) == 0
+    assert shown in capsys.readouterr().out
+    assert out.is_file()
+
+
+def test_extrapolation_defaults_to_auto_and_its_help_says_what_auto_does():
+    from axialrope.pipelines.cli import command_parser
+
+    _, parser = command_parser("sample")
+    assert parser.parse_args([]).extrapolation == "auto"
+    action = next(a for a in parser._actions if a.dest == "extrapolation")
+    assert "auto (default): the method the model's pipeline records for the requested scale" in action.help
+    assert "none for diffusers pipelines" in action.help
+
+
+def test_make_extrapolation_resolves_auto_only_through_its_caller():
+    from axialrope import Extrapolation
+    from axialrope.pipelines.cli.sample import make_extrapolation, plain_extrapolation
+
+    assert make_extrapolation("auto", auto=plain_extrapolation) == Extrapolation("none")
+    assert make_extrapolation("auto+entropy", auto=plain_extrapolation) == Extrapolation("none", entropy_scaling=True)
+    yarn = make_extrapolation("auto", options={"beta_fast": 16.0}, auto=lambda entropy_scaling: Extrapolation("yarn"))
+    assert yarn == Extrapolation("yarn", beta_fast=16.0)
+    with pytest.raises(ValueError, match="method must be one of"):  # compare has no size to resolve it for
+        make_extrapolation("auto")
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader
 
 from axialrope.pipelines.data.buckets import Bucket, BucketBatchSampler, nearest_buckets
 from axialrope.pipelines.data.folders import ImageFolderDataset, VideoFolderDataset, fit_to_bucket
-from axialrope.pipelines.data.procedural import MovingShapesDataset, ShapesDataset
+from axialrope.pipelines.data.procedural import MovingShapesDataset, ShapesDataset, TexturesDataset
 
 
 def _save_image(path: Path, height: int, width: int, value: int = 128) -> None:
@@ -94,6 +94,20 @@ def test_moving_shapes_dataset_first_frame_is_the_shapes_image():
     image = ShapesDataset(num_items=10, seed=2)[(3, Bucket(16, 16))]["pixel_values"]
     assert video.shape == (3, 6, 16, 16)
     assert torch.equal(video[:, 0], image)
+
+
+def test_textures_dataset_items_are_textures_of_their_family_at_the_bucket_size():
+    from axialrope.pipelines.data.textures import TEXTURE_KINDS, render_textures, sample_textures
+
+    data = TexturesDataset(num_items=20, seed=4)
+    assert data.num_classes == 4 and data.class_names == TEXTURE_KINDS
+    items = data.__getitems__([(2, Bucket(16, 24)), 7])
+    assert items[0]["pixel_values"].shape == (3, 16, 24) and items[1]["pixel_values"].shape == (3, 32, 32)
+    expected = render_textures(sample_textures(4, [2]), 16, 24)[0] * 2 - 1
+    assert torch.equal(items[0]["pixel_values"], expected)
+    assert items[0]["class_labels"] == sample_textures(4, [2]).labels[0]
+    with pytest.raises(ValueError, match="frame count"):
+        data[(0, Bucket(8, 8, frames=2))]
 
 
 def test_a_training_config_sets_the_rotation_of_its_procedural_scenes():

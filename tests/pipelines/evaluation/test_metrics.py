@@ -84,3 +84,14 @@ def test_bad_input():
         shape_persistence(torch.zeros(1, 3, 4, 8, 8), lag=0, max_shift=1)
     with pytest.raises(ValueError, match="max_shift must be in"):
         shape_persistence(torch.zeros(1, 3, 4, 8, 8), lag=1, max_shift=4)
+
+
+def test_detail_swd_leaves_out_the_low_pass_residual():
+    real = textured(16, seed=3)
+    result = swd(textured(16, seed=4), real)  # 32x32: a band-pass level at 32, the residual at 16
+    assert len(result.per_level) == 2 and result.detail == result.per_level[0]
+    # other colours per image (a texture's palette) move the residual, not the band-pass levels
+    palette = torch.rand(16, 3, 1, 1, generator=torch.Generator().manual_seed(5)) - 0.5
+    shifted = swd(textured(16, seed=4) + palette, real)
+    assert shifted.per_level[-1] > 2 * result.per_level[-1]
+    assert abs(shifted.detail - result.detail) < 0.05 * result.detail

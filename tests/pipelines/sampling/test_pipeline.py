@@ -192,7 +192,8 @@ def test_static_methods_use_one_plan_for_every_step(image_pipe):
     plan = Extrapolation("yarn", entropy_scaling=True).plan((8, 8), (16, 16))
     assert seen[0] == dataclasses.replace(original, scaling=plan.scalings, attention_scale=plan.logit_scale)
     # "none" beyond the trained size keeps the trained encoding itself
-    assert all(c is original for c in _record_configs(image_pipe, class_labels=[0], height=32, width=32))
+    assert all(c is original for c in _record_configs(image_pipe, class_labels=[0], height=32, width=32,
+                                                      extrapolation="none"))
 
 
 def test_riflex_scales_only_the_temporal_axis(video_pipe):
@@ -225,7 +226,7 @@ def test_rope_config_is_restored_after_a_call_and_after_an_error(image_pipe):
 
 def test_sincos_model_takes_none_and_entropy_scaling_only(randomised):
     pipe = _image_pipe(randomised, "sincos")
-    plain = _run(pipe, class_labels=[0], height=32, width=32)
+    plain = _run(pipe, class_labels=[0], height=32, width=32, extrapolation="none")
     entropy = _run(pipe, class_labels=[0], height=32, width=32, extrapolation="none", entropy_scaling=True)
     assert not torch.allclose(plain, entropy)
     assert pipe.transformer.rope_config.attention_scale == 1.0
