@@ -91,7 +91,7 @@ def test_sample_takes_a_run_and_a_checkpoint(run, tmp_path, capsys):
         assert main(["sample", "--model", str(model), "--classes", "zebra", "--num", "2", "--steps", "1",
                      "--scheduler", "unipc", "--out", str(out)]) == 0
         assert Image.open(out).size == (2 * 8 + 3 * 2, 8 + 2 * 2)
-        assert "(2 images of 8x8; extrapolation none, 1 step of unipc)" in capsys.readouterr().out
+        assert "(2 images of 8x8; extrapolation auto: none, 1 step of unipc)" in capsys.readouterr().out
 
 
 def test_init_from_takes_a_checkpoint(run, tmp_path):
