@@ -191,21 +191,25 @@ def plot(results: Results, out: Path) -> None:
         scales = [scale_of(s) for s in sizes]
         figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
         colours = plt.cm.tab10.colors
+        bases = list(dict.fromkeys(method.removesuffix("+entropy") for m, method in results.rows(data) if m == "rope"))
         for axis, entropy in zip(axes, (False, True)):
             rows = [(m, method) for m, method in results.rows(data)
                     if m != "real" and method.endswith("+entropy") == entropy]
-            for index, (model, method) in enumerate(rows):
+            for model, method in rows:
                 cells = [results.get(data, model, method, size) for size in sizes]
+                base = method.removesuffix("+entropy")  # one colour per method in both panels
+                colour = "black" if model == "sincos" else colours[bases.index(base) % len(colours)]
                 axis.errorbar(scales, [c.value for c in cells],
                               yerr=[[c.value - c.low for c in cells], [c.high - c.value for c in cells]],
                               fmt="--o" if model == "sincos" else "-o", capsize=3, markersize=4,
-                              color=colours[index % len(colours)], label=f"{model} {method}")
+                              color=colour, label=f"{model} {method}")
             floor = [results.get(data, "real", "floor", size) for size in sizes]
-            axis.plot(scales, [c.value for c in floor], ":", color="black", label="floor (real vs real)")
+            axis.plot(scales, [c.value for c in floor], ":", color="grey", label="floor (real vs real)")
             axis.set(xlabel="side / trained side", yscale="log",
                      title=f"{data}: {'with' if entropy else 'without'} entropy scaling")
             axis.legend(fontsize=7, ncol=2)
-        axes[0].set_ylabel("detail SWD x1e3, mean over seeds, 95% interval (lower is better)")
+        axes[0].set_ylabel("detail SWD x1e3 (lower is better)")
+        figure.suptitle("mean over seeds with the 95% bootstrap interval; dotted: two real sets", fontsize=9)
         figure.tight_layout()
         figure.savefig(out / f"extrapolation_{data}.png", dpi=100)
         plt.close(figure)
