@@ -270,8 +270,11 @@ class Family:
         return tuple(getattr(diffusers, name) for name in self.class_names)
 
     def trained_grid(self, transformer) -> TrainedGrid:
-        """The default trained grid for this transformer (from `trained_grids.TRAINED_GRIDS`)."""
-        raise NotImplementedError
+        """The default trained grid for this transformer: `trained_grids.TRAINED_GRIDS[self.name]`
+        (a family with several published grids overrides this to pick one from the config)."""
+        from ..trained_grids import TRAINED_GRIDS  # that module imports TrainedGrid from here
+
+        return TRAINED_GRIDS[self.name]
 
     def check(self, transformer) -> None:
         """Raises ValueError for a configuration the adapter cannot extrapolate (model untouched)."""

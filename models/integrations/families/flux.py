@@ -24,7 +24,7 @@ import functools
 
 import torch
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, ids_table, plan_key, tensor_key
+from .base import ExtrapolatedRope, Family, ids_table, plan_key, tensor_key
 
 
 class FluxRope(ExtrapolatedRope):
@@ -88,11 +88,6 @@ class Flux(Family):
     class_names = ("FluxTransformer2DModel",)
     rope_attr = "pos_embed"
     timestep_scale = 1.0
-
-    def trained_grid(self, transformer) -> TrainedGrid:
-        from ..trained_grids import TRAINED_GRIDS
-
-        return TRAINED_GRIDS["flux"]
 
     def make_rope(self, transformer, extrapolation, trained_grid, time, cache_size):
         return FluxRope(transformer.pos_embed, extrapolation, trained_grid, time, cache_size)

@@ -17,7 +17,7 @@ import torch
 
 from axialrope import rope_frequencies
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, grid_table, index_positions, plan_key
+from .base import ExtrapolatedRope, Family, grid_table, index_positions, plan_key
 
 
 class HunyuanVideoRope(ExtrapolatedRope):
@@ -53,11 +53,6 @@ class HunyuanVideo(Family):
     rope_attr = "rope"
     timestep_scale = 1000.0
     published_riflex_index = 4
-
-    def trained_grid(self, transformer) -> TrainedGrid:
-        from ..trained_grids import TRAINED_GRIDS
-
-        return TRAINED_GRIDS["hunyuan-video"]
 
     def published_riflex_index_for(self, transformer) -> int | None:
         rope = transformer.rope  # the authors' k is for HunyuanVideo's own temporal frequencies

@@ -31,7 +31,7 @@ from einops import rearrange
 
 from axialrope import rope_frequencies
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, full_width, grid_table, index_positions, plan_key
+from .base import ExtrapolatedRope, Family, full_width, grid_table, index_positions, plan_key
 
 LTX_DEFAULT_TIME_SCALE = 8 / 25  # LTXPipeline: VAE temporal factor 8 over its default 25 fps
 
@@ -108,11 +108,6 @@ class LTXVideo(Family):
     video = True
     rope_attr = "rope"
     timestep_scale = 1000.0
-
-    def trained_grid(self, transformer) -> TrainedGrid:
-        from ..trained_grids import TRAINED_GRIDS
-
-        return TRAINED_GRIDS["ltx-video"]
 
     def temporal_inv_freq(self, transformer) -> torch.Tensor:
         rope = transformer.rope

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import ExtrapolatedRope, Family, TrainedGrid, axial_table, grid_table, plan_key
+from .base import ExtrapolatedRope, Family, axial_table, grid_table, plan_key
 
 
 def _axis_positions(n: int, centred: bool) -> torch.Tensor:
@@ -86,11 +86,6 @@ class QwenImage(Family):
     class_names = ("QwenImageTransformer2DModel",)
     rope_attr = "pos_embed"
     timestep_scale = 1.0
-
-    def trained_grid(self, transformer) -> TrainedGrid:
-        from ..trained_grids import TRAINED_GRIDS
-
-        return TRAINED_GRIDS["qwen-image"]
 
     def check(self, transformer) -> None:
         super().check(transformer)
