@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 
 import torch
 
 from axialrope.models import apply_extrapolation
+from reporting import cpu_model
 
 FLUX_SIZES = (1024, 2048, 4096)  # px; 16 px per token
 WAN_FRAMES = (81, 161)  # at 480 x 832 px
@@ -133,12 +133,7 @@ def _sync(device: str) -> None:
 
 
 def machine(device: str) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     gpu = f", {torch.cuda.get_device_name()}" if device.startswith("cuda") else ""
     return (f"{cpu} ({os.cpu_count()} cores), {torch.get_num_threads()} torch thread(s){gpu}, "
             f"torch {torch.__version__}, device {device}")

@@ -1,8 +1,9 @@
-"""Output helpers the benchmarks share: a table as CSV and Markdown, and a labelled grid of samples."""
+"""Output helpers the benchmarks share: a table as CSV and Markdown, a labelled grid of samples, the CPU's name."""
 
 from __future__ import annotations
 
 import csv
+import platform
 from pathlib import Path
 
 import PIL.Image
@@ -37,3 +38,12 @@ def save_labelled_grid(path: Path, title: str, rows: dict[str, torch.Tensor], pe
         draw.text((4, top + strip.shape[-2] // 2 - 5), label, fill="black")
         top += strip.shape[-2]
     canvas.save(path)
+
+
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo where there is one), for the machine line of a table."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()

@@ -56,7 +56,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import statistics
 import time
 from dataclasses import dataclass
@@ -69,6 +68,7 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as tra
 
 from axialrope import AxialRotaryEmbedding, RotaryEmbedding, apply_rotary_qk, grid_coords, rotary_backend
 from axialrope.kernels import compiling
+from reporting import cpu_model
 from rope_fused import FUSED_NAMES, check_fused_agreement, fused_implementations, fused_ratios
 
 
@@ -294,12 +294,7 @@ def bench_tables(repeats: int, clock) -> list[tuple[str, float, float]]:
 
 def machine() -> str:
     """CPU model, core count, torch version and threads, e.g. for docs/performance.md's table."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    model = cpu_model()
     # glibc hands tensors of 32 MiB and more fresh pages from the kernel (first-touch page faults
     # on every new output, floor included) unless told to keep freed memory in the process
     allocator = ("freed memory kept (MALLOC_MMAP_THRESHOLD_ set)" if os.environ.get("MALLOC_MMAP_THRESHOLD_")
