@@ -61,10 +61,9 @@ from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persi
 from axialrope.pipelines.data.render import render_images, render_videos
 from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
 from axialrope.pipelines.data.textures import render_textures, sample_textures
-from reporting import save_labelled_grid, write_table
+from reporting import save_labelled_grid
 
-__all__ = ["FLOOR_SEED", "REAL_SEED", "Method", "fastest_shift", "generate", "real_images", "real_videos",
-           "save_labelled_grid", "write_table"]
+__all__ = ["FLOOR_SEED", "REAL_SEED", "Method", "fastest_shift", "generate", "real_images", "real_videos"]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ import torch
 from axialrope.pipelines.sampling.bundled import bundled_model_path
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.metrics import swd
-from extrapolation import FLOOR_SEED, REAL_SEED, Method, generate, real_images, save_labelled_grid, write_table
+from extrapolation import FLOOR_SEED, REAL_SEED, Method, generate, real_images
+from reporting import save_labelled_grid, write_table
 
 
 def main() -> None:

@@ -31,8 +31,8 @@ from axialrope.pipelines.sampling.bundled import load_dit
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd
 from axialrope.pipelines.data.scenes import SHAPE_KINDS
-from extrapolation import (FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos, save_labelled_grid,
-                           write_table)
+from extrapolation import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos
+from reporting import save_labelled_grid, write_table
 
 LAGS = (1, 3, 7)
 
