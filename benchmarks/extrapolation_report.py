@@ -81,11 +81,16 @@ class Results:
         self.values = values
         self.intervals = {key: seed_interval(v) for key, v in values.items() if len(v) >= 2}
 
-    def get(self, data, model, method, size, metric=HEADLINE) -> Interval | None:
+    def key(self, data, model, method, size, metric=HEADLINE) -> Key:
+        """The key a cell's values are under: at the trained size every method is the trained encoding,
+        measured once as the model's "none"."""
         key = (data, model, method, size, metric)
-        if key not in self.intervals and size == f"{TRAINED_SIDE}x{TRAINED_SIDE}" and model != "real":
-            key = (data, model, "none", size, metric)  # at the trained size every method is the trained encoding
-        return self.intervals.get(key)
+        if key not in self.values and size == f"{TRAINED_SIDE}x{TRAINED_SIDE}" and model != "real":
+            return (data, model, "none", size, metric)
+        return key
+
+    def get(self, data, model, method, size, metric=HEADLINE) -> Interval | None:
+        return self.intervals.get(self.key(data, model, method, size, metric))
 
     def datas(self, video: bool = False) -> list[str]:
         """The image data kinds (shapes first), or with video=True the video one."""
@@ -137,8 +142,7 @@ def image_tables(results: Results, out: Path, metric: str = HEADLINE, name: str 
             lines.append(f"| {model} | {method} | " + " | ".join(texts) + " |")
             for size, cell in zip(sizes, cells):
                 if cell is not None:
-                    seeds = results.values.get((data, model, method, size, metric)) or \
-                        results.values[(data, model, "none", size, metric)]
+                    seeds = results.values[results.key(data, model, method, size, metric)]
                     csv_rows.append([data, model, method, size, f"{cell.value:.3f}", f"{cell.low:.3f}",
                                      f"{cell.high:.3f}", " ".join(f"{v:.3f}" for v in seeds)])
         lines += ["", f"At {TRAINED_SIDE}x{TRAINED_SIDE} every method is the trained encoding: each row shows the "

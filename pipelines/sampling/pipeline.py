@@ -484,5 +484,4 @@ class AxialDiTPipeline(DiffusionPipeline):
 
 register_with_diffusers(AxialDiTPipeline)
 
-__all__ = ["AUTO", "AxialDiTPipeline", "AxialDiTPipelineOutput", "FALLBACK_EXTRAPOLATION", "OUTPUT_TYPES",
-           "RopeSwitcher", "as_extrapolation", "band_for_scale", "check_default_extrapolation", "extrapolation_scale"]
+__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher", "as_extrapolation"]
