@@ -94,7 +94,10 @@ def run(spec: tuple, formula: Callable, *args):
     fn = _COMPILED[spec]
     if fn is None:
         return None
-    args = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+    # one detached view per distinct tensor: a table passed for q and for k stays one input of the
+    # graph, and inductor fuses their loops into one (it fuses loops that share a read)
+    detached = {id(a): a.detach() for a in args if isinstance(a, torch.Tensor)}
+    args = tuple(detached[id(a)] if isinstance(a, torch.Tensor) else a for a in args)
     try:
         with torch.no_grad():
             return fn(*args)

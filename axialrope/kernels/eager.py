@@ -21,8 +21,6 @@ from einops import rearrange
 
 from . import compiling
 
-# The pair axis goes back where the channels lie (no transpose), which keeps inductor's
-# fused loop a plain pass over x for both layouts.
 _JOIN_PAIRS = {
     "half": "... two pair -> ... (two pair)",
     "interleaved": "... pair two -> ... (pair two)",
@@ -30,7 +28,7 @@ _JOIN_PAIRS = {
 _PAIR_AXIS = {"half": -2, "interleaved": -1}
 
 
-def _pair_views(t: torch.Tensor, layout: str) -> tuple[torch.Tensor, torch.Tensor]:
+def pair_views(t: torch.Tensor, layout: str) -> tuple[torch.Tensor, torch.Tensor]:
     """(..., 2 * pairs) -> the two members of every pair, as views (..., pairs)."""
     if layout == "half":  # '... (two pair) -> ... two pair', as slices (einops costs ~20 us a call)
         pairs = t.shape[-1] // 2
@@ -43,6 +41,20 @@ def compute_dtype(x: torch.Tensor, cos: torch.Tensor) -> torch.dtype:
     return torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
 
 
+def split_pairs(t: torch.Tensor, pairs: int, layout: str):
+    """(..., dim) -> (first, second, rest): the members of the first `pairs` pairs as views
+    (..., pairs) each, and the channels past them (..., dim - 2 * pairs), or None if there are none."""
+    first, second = pair_views(t[..., :2 * pairs], layout)
+    return first, second, (t[..., 2 * pairs:] if 2 * pairs < t.shape[-1] else None)
+
+
+def join_pairs(layout: str, first: torch.Tensor, second: torch.Tensor, rest: torch.Tensor | None = None) -> torch.Tensor:
+    """split_pairs' inverse: (..., pairs) twice and the rest (or None) -> (..., dim), a new tensor."""
+    # the pair axis goes back where the channels lie (no transpose): a plain pass for inductor
+    joined = rearrange(torch.stack((first, second), dim=_PAIR_AXIS[layout]), _JOIN_PAIRS[layout])
+    return joined if rest is None else torch.cat((joined, rest), dim=-1)
+
+
 def rotate_composite(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str,
                      out_dtype: torch.dtype | None = None) -> torch.Tensor:
     """The rotation as plain differentiable ops (also what inductor fuses).
@@ -51,14 +63,11 @@ def rotate_composite(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layo
     Returns (..., dim) in out_dtype (default x's dtype); channels past 2 * pairs pass through.
     """
     out_dtype = x.dtype if out_dtype is None else out_dtype
-    rotary_dim = 2 * cos.shape[-1]
-    first, second = _pair_views(x[..., :rotary_dim].to(compute_dtype(x, cos)), layout)
+    first, second, rest = split_pairs(x, cos.shape[-1], layout)
+    first, second = first.to(compute_dtype(x, cos)), second.to(compute_dtype(x, cos))
     # rounded to the output dtype before joining, so inductor writes the output in its own loop
     new_first, new_second = (first * cos - second * sin).to(out_dtype), (second * cos + first * sin).to(out_dtype)
-    out = rearrange(torch.stack((new_first, new_second), dim=_PAIR_AXIS[layout]), _JOIN_PAIRS[layout])
-    if rotary_dim == x.shape[-1]:
-        return out
-    return torch.cat((out, x[..., rotary_dim:].to(out_dtype)), dim=-1)
+    return join_pairs(layout, new_first, new_second, None if rest is None else rest.to(out_dtype))
 
 
 # -- few ops, for tiny inputs -------------------------------------------------------------------
@@ -200,8 +209,8 @@ def _rotate_pairs(src, dst, cos, sin, layout: str, sign: float, scratch: bool) -
         if src_c is not None and dst_c is not None:
             torch.mul(src_c, torch.complex(cos, sin if sign > 0 else -sin), out=dst_c)
             return
-    a, b = _pair_views(src, layout)
-    out_a, out_b = _pair_views(dst, layout)
+    a, b = pair_views(src, layout)
+    out_a, out_b = pair_views(dst, layout)
     if scratch:  # in place: out_a overwrites a, which out_b still needs
         a = a.clone()
     torch.mul(a, cos, out=out_a).addcmul_(b, sin, value=-sign)
@@ -307,17 +316,32 @@ def rotate_compiled(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inver
     """
     sin = -sin if inverse else sin
     orders = [memory_order(x) for x in xs]
+    tables = TablesInOrder(cos, sin)
     args = []
     for x, order in zip(xs, orders):
-        if order is None:
-            args += [x, cos, sin]
-        else:
-            shape = (*x.shape[:-1], cos.shape[-1])
-            args += [x.permute(order), cos.expand(shape).permute(order), sin.expand(shape).permute(order)]
+        args += [x if order is None else x.permute(order), *tables(x.ndim, order)]
     outs = compiling.run(_spec(xs, cos, layout, orders), _rotations, layout, *args)
     if outs is None:
         return None
     return tuple(out if order is None else out.permute(inverse_permutation(order)) for out, order in zip(outs, orders))
+
+
+class TablesInOrder:
+    """cos and sin as views that broadcast against an x of `ndim` dims permuted by `order`: the
+    same view objects for every x of the same rank and order, so that q and k share one input of
+    a compiled call (see `compiling.run`)."""
+
+    def __init__(self, cos: torch.Tensor, sin: torch.Tensor):
+        self.cos, self.sin, self._views = cos, sin, {}
+
+    def __call__(self, ndim: int, order: tuple[int, ...] | None) -> tuple[torch.Tensor, torch.Tensor]:
+        if order is None:
+            return self.cos, self.sin
+        key = (ndim, order)
+        if key not in self._views:
+            lead = (1,) * (ndim - self.cos.ndim)  # size-1 dims in front, then x's permutation
+            self._views[key] = tuple(t.view(*lead, *t.shape).permute(order) for t in (self.cos, self.sin))
+        return self._views[key]
 
 
 def inverse_permutation(order: tuple[int, ...]) -> tuple[int, ...]:

@@ -28,11 +28,53 @@ from __future__ import annotations
 import torch
 
 from . import compiling
-from .eager import compute_dtype, inverse_permutation, memory_order, rotate_composite, rotate_into
+from .eager import (TablesInOrder, compute_dtype, inverse_permutation, join_pairs, memory_order, rotate_composite,
+                    rotate_into, split_pairs)
 
 
 def _row_dims(across_heads: bool) -> tuple[int, ...]:
     return (-2, -1) if across_heads else (-1,)
+
+
+def _sum_of_squares(x: torch.Tensor, xf: torch.Tensor, cos: torch.Tensor, layout: str, across_heads: bool):
+    """sum(x^2) over each row, (..., 1) or (..., 1, 1); xf is x in the compute dtype.
+
+    For float32 and float64 x it is written so that inductor runs it in the rotation's loop: one
+    pass over x in memory, not two. Inductor fuses a reduction with the pointwise loop after it
+    only if both iterate over the same dims. The rotation's loop keeps the token dim apart (it
+    indexes the table), while a reduction that reads x alone runs over rows flattened to one dim.
+    Adding `0 * cos` (exact: the table is finite) makes the reduction index the table too, so it
+    keeps the rotation's dims and fuses. Half-precision x keeps the plain sum: there one loop was
+    slower (its per-row work, not memory, is the limit; benchmarks/rope_apply.py).
+    """
+    dims = _row_dims(across_heads)
+    if x.dtype != xf.dtype:
+        return xf.square().sum(dims, keepdim=True)
+    first, second, rest = split_pairs(xf, cos.shape[-1], layout)
+    total = (first.square() + second.square() + 0 * cos).sum(dims, keepdim=True)
+    if rest is not None:  # partial rotary: the channels that are not rotated
+        total = total + rest.square().sum(dims, keepdim=True)
+    return total
+
+
+def _row_size(x: torch.Tensor, across_heads: bool) -> int:
+    return x.shape[-1] * (x.shape[-2] if across_heads else 1)
+
+
+def rstd_from_sum_of_squares(sum_of_squares: torch.Tensor, row_size: int, eps: float) -> torch.Tensor:
+    """1 / sqrt(mean(x^2) + eps) from the rows' sums of squares."""
+    return torch.rsqrt(sum_of_squares / row_size + eps)
+
+
+def _norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool):
+    """(y, sum of squares per row): norm_rotate_composite before its rstd is formed."""
+    dtype = compute_dtype(x, cos)
+    xf = x.to(dtype)
+    sum_of_squares = _sum_of_squares(x, xf, cos, layout, across_heads)
+    normed = xf * rstd_from_sum_of_squares(sum_of_squares, _row_size(x, across_heads), eps)
+    if weight is not None:
+        normed = normed * weight.to(dtype)
+    return rotate_composite(normed, cos, sin, layout, out_dtype=x.dtype), sum_of_squares
 
 
 def norm_rotate_composite(x, cos, sin, weight, eps: float, layout: str, across_heads: bool = False):
@@ -41,26 +83,40 @@ def norm_rotate_composite(x, cos, sin, weight, eps: float, layout: str, across_h
     x (..., head_dim) or, across heads, (..., heads, head_dim); cos, sin (..., pairs) broadcast
     against x without its last dim; weight None or shaped like a row ((head_dim,) or (heads, head_dim)).
     """
-    dtype = compute_dtype(x, cos)
-    xf = x.to(dtype)
-    rstd = torch.rsqrt(xf.square().mean(_row_dims(across_heads), keepdim=True) + eps)
-    normed = xf * rstd
-    if weight is not None:
-        normed = normed * weight.to(dtype)
-    return rotate_composite(normed, cos, sin, layout, out_dtype=x.dtype), rstd
+    y, sum_of_squares = _norm_rotate(x, cos, sin, weight, eps, layout, across_heads)
+    return y, rstd_from_sum_of_squares(sum_of_squares, _row_size(x, across_heads), eps)
 
 
 def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str, across_heads: bool = False):
-    """(dx, dw) of y = norm_rotate(x) for the output gradient grad (shaped like x); dw None without weight."""
-    dtype = rstd.dtype
-    g = rotate_composite(grad.to(dtype), cos, -sin, layout)  # R(-angle) dy
-    xhat = x.to(dtype) * rstd
-    gw = g if weight is None else g * weight.to(dtype)
-    dx = rstd * (gw - xhat * (gw * xhat).mean(_row_dims(across_heads), keepdim=True))
+    """(dx, dw) of y = norm_rotate(x) for the output gradient grad (shaped like x); dw None without weight.
+
+    Written member by member of each pair (first, second, the unrotated rest), with R(-angle) dy
+    rebuilt for each of its three uses: inductor then computes it inside each loop instead of
+    writing it out (the joined form cost two more passes over a temporary of x's size).
+    """
+    dtype, pairs = rstd.dtype, cos.shape[-1]
+
+    def members():
+        """[(g w, g, xhat)] per member, g = R(-angle) dy and xhat = x * rstd: (..., pairs) for the
+        two members of the pairs, (..., rest) for the unrotated channels if there are any."""
+        g1, g2, g_rest = split_pairs(grad.to(dtype), pairs, layout)
+        x1, x2, x_rest = split_pairs(x.to(dtype) * rstd, pairs, layout)
+        parts = [(g1 * cos + g2 * sin, x1), (g2 * cos - g1 * sin, x2)] + ([] if g_rest is None else [(g_rest, x_rest)])
+        if weight is None:
+            return [(g, g, xhat) for g, xhat in parts]
+        return [(g * w, g, xhat) for (g, xhat), w in zip(parts, split_pairs(weight.to(dtype), pairs, layout))]
+
+    dims = _row_dims(across_heads)
+    (gw1, _, x1), (gw2, _, x2), *rest = members()
+    total = (gw1 * x1 + gw2 * x2).sum(dims, keepdim=True)  # one reduction over the pairs
+    for gw, _, xhat in rest:
+        total = total + (gw * xhat).sum(dims, keepdim=True)
+    mean = total / _row_size(x, across_heads)
+    dx = join_pairs(layout, *[(rstd * (gw - xhat * mean)).to(x.dtype) for gw, _, xhat in members()])
     if weight is None:
-        return dx.to(x.dtype), None
+        return dx, None
     lead = tuple(range(x.ndim - weight.ndim))
-    return dx.to(x.dtype), (g * xhat).sum(lead).to(weight.dtype)
+    return dx, join_pairs(layout, *[(g * xhat).sum(lead).to(weight.dtype) for _, g, xhat in members()])
 
 
 # -- eager ------------------------------------------------------------------------------------
@@ -68,10 +124,8 @@ def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str,
 
 def _rstd(x: torch.Tensor, dtype: torch.dtype, eps: float, across_heads: bool) -> torch.Tensor:
     """1 / sqrt(mean(x^2) + eps) per row, (..., 1) or (..., 1, 1): one read of x, no temporary of its size."""
-    dims = _row_dims(across_heads)
-    count = x.shape[-1] * (x.shape[-2] if across_heads else 1)
-    norm = torch.linalg.vector_norm(x, 2, dim=dims, keepdim=True, dtype=dtype)
-    return norm.square_().div_(count).add_(eps).rsqrt_()
+    norm = torch.linalg.vector_norm(x, 2, dim=_row_dims(across_heads), keepdim=True, dtype=dtype)
+    return rstd_from_sum_of_squares(norm.square_(), _row_size(x, across_heads), eps)
 
 
 def norm_rotate_eager(x, cos, sin, weight, eps: float, layout: str, across_heads: bool = False):
@@ -106,11 +160,13 @@ def norm_rotate_backward_eager(grad, x, rstd, cos, sin, weight, layout: str, acr
 
 
 def _norm_rotations(layout: str, across_heads: bool, eps: float, need_rstd: bool, *args):
-    """args = (x, cos, sin, weight) per tensor -> (y, rstd) per tensor, flattened (rstd only if need_rstd)."""
+    """args = (x, cos, sin, weight) per tensor -> (y, sum of squares per row) per tensor, flattened
+    (the sums only if need_rstd: a kernel that returned rstd itself would form it in a loop of its
+    own and read x twice)."""
     outs = []
     for i in range(0, len(args), 4):
-        y, rstd = norm_rotate_composite(args[i], args[i + 1], args[i + 2], args[i + 3], eps, layout, across_heads)
-        outs += [y, rstd] if need_rstd else [y]
+        y, sum_of_squares = _norm_rotate(args[i], args[i + 1], args[i + 2], args[i + 3], eps, layout, across_heads)
+        outs += [y, sum_of_squares] if need_rstd else [y]
     return tuple(outs)
 
 
@@ -127,11 +183,6 @@ def _order(x: torch.Tensor, across_heads: bool):
     return memory_order(x, keep=2 if across_heads else 1)
 
 
-def _permuted(t: torch.Tensor, shape, order):
-    """t (a table or rstd) broadcast to shape and permuted by order (stride-0 views, no copy)."""
-    return t.expand(shape).permute(order)
-
-
 def compiled_spec(xs, weights, cos, layout: str, across_heads: bool, kind: str = "forward") -> tuple:
     """The spec a compiled kind ("forward", "training forward" (with rstd) or "backward") of xs runs
     under; its compile budget is kept per spec."""
@@ -144,15 +195,11 @@ def norm_rotate_compiled(xs, weights, cos, sin, eps: float, layout: str, across_
                          need_rstd: bool = True):
     """[(y, rstd) for each x] from one compiled call, each x in its memory order (rstd None unless
     need_rstd); None if compiling failed."""
-    args, orders = [], []
+    args, orders, tables = [], [], TablesInOrder(cos, sin)
     for x, weight in zip(xs, weights):
         order = _order(x, across_heads)
         orders.append(order)
-        if order is None:
-            args += [x, cos, sin, weight]
-        else:
-            shape = (*x.shape[:-1], cos.shape[-1])
-            args += [x.permute(order), _permuted(cos, shape, order), _permuted(sin, shape, order), weight]
+        args += [x if order is None else x.permute(order), *tables(x.ndim, order), weight]
     spec = compiled_spec(xs, weights, cos, layout, across_heads, "training forward" if need_rstd else "forward")
     outs = compiling.run(spec, _norm_rotations, layout, across_heads, float(eps), need_rstd, *args)
     if outs is None:
@@ -160,7 +207,8 @@ def norm_rotate_compiled(xs, weights, cos, sin, eps: float, layout: str, across_
     step = 2 if need_rstd else 1
     results = []
     for i, order in enumerate(orders):
-        y, rstd = outs[step * i], outs[step * i + 1] if need_rstd else None
+        y = outs[step * i]
+        rstd = rstd_from_sum_of_squares(outs[step * i + 1], _row_size(xs[i], across_heads), eps) if need_rstd else None
         if order is not None:
             back = inverse_permutation(order)
             y, rstd = y.permute(back), None if rstd is None else rstd.permute(back)
@@ -170,16 +218,12 @@ def norm_rotate_compiled(xs, weights, cos, sin, eps: float, layout: str, across_
 
 def norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout: str, across_heads: bool = False):
     """[(dx, dw) for each x] from one compiled call, in each x's memory order; None if compiling failed."""
-    args, orders = [], []
+    args, orders, tables = [], [], TablesInOrder(cos, sin)
     for grad, x, rstd, weight in zip(grads, xs, rstds, weights):
         order = _order(x, across_heads)
         orders.append(order)
-        if order is None:
-            args += [grad, x, rstd, cos, sin, weight]
-        else:
-            shape = (*x.shape[:-1], cos.shape[-1])
-            args += [grad.permute(order), x.permute(order), rstd.permute(order),
-                     _permuted(cos, shape, order), _permuted(sin, shape, order), weight]
+        per_row = (grad, x, rstd) if order is None else (grad.permute(order), x.permute(order), rstd.permute(order))
+        args += [*per_row, *tables(x.ndim, order), weight]
     spec = compiled_spec(xs, weights, cos, layout, across_heads, "backward")
     outs = compiling.run(spec, _norm_rotation_backwards, layout, across_heads, *args)
     if outs is None:
@@ -196,4 +240,5 @@ __all__ = [
     "norm_rotate_compiled",
     "norm_rotate_composite",
     "norm_rotate_eager",
+    "rstd_from_sum_of_squares",
 ]

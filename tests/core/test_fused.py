@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 import axialrope.kernels.backends as backends
 from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend
-from axialrope.kernels import triton_rope
+from axialrope.kernels import fused_eager as fused_kernels, triton_rope
 
 BACKENDS = ["eager", "composite", "few_ops", "auto"]  # "compiled" costs a compile per spec: fewer cases below
 
@@ -274,6 +274,23 @@ for case in CASES:
                         torch.testing.assert_close(dw, ref_dw, rtol=1e-4, atol=1e-4 if dtype != torch.bfloat16 else 0.1)
 print("ok")
 """
+
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_the_sum_of_squares_written_for_inductor_is_the_plain_sum(layout, dtype):
+    """Summed pair by pair with the table's zero term (see fused_kernels._sum_of_squares), it still
+    is the sum of x^2 over each row: per head, across heads, with unrotated channels."""
+    cos = randn(7, 6, seed=2).cos()
+    x = randn(2, 3, 7, 16, dtype=dtype)  # 12 of 16 channels rotated
+    for across_heads, dims in ((False, (-1,)), (True, (-2, -1))):
+        xt = x.transpose(1, 2) if across_heads else x  # (batch, seq, heads, dim) for a norm across heads
+        table_t = cos[:, None] if across_heads else cos
+        xf = xt.to(torch.promote_types(dtype, torch.float32))
+        got = fused_kernels._sum_of_squares(xt, xf, table_t, layout, across_heads)
+        expected = xf.double().square().sum(dims, keepdim=True)
+        torch.testing.assert_close(got.double(), expected, rtol=1e-6, atol=0)
 
 
 @pytest.mark.skipif(not triton_rope.available(), reason="triton is not installed")

@@ -340,6 +340,58 @@ def test_compiled_qk_in_one_call_keep_their_memory_layout(layout):
         assert torch.equal(apply_rotary(k, cos, sin, layout), k_rot)
 
 
+
+def test_compiled_qk_with_grouped_query_k_keep_their_memory_layout():
+    """k with fewer heads than q, both views of projections: one table view serves both."""
+    q = randn(2, 7, 4, 20).transpose(1, 2)  # (batch, heads, seq, dim) view of (batch, seq, heads, dim)
+    k = randn(2, 7, 2, 20, seed=1).transpose(1, 2)
+    cos, sin = table(7, 8)  # partial rotary: 16 of 20 channels
+    with rotary_backend("compiled"):
+        q_rot, k_rot = apply_rotary_qk(q, k, cos, sin)
+    assert_matches_reference(q_rot, q, cos, sin, "half")
+    assert_matches_reference(k_rot, k, cos, sin, "half")
+    assert q_rot.transpose(1, 2).is_contiguous() and k_rot.transpose(1, 2).is_contiguous()
+
+
+def test_tables_in_order_give_one_broadcasting_view_per_rank_and_order():
+    cos, sin = table(7, 8)
+    tables = kernels.TablesInOrder(cos, sin)
+    assert tables(4, None) == (cos, sin)
+    view_cos, view_sin = tables(4, (0, 2, 1, 3))
+    assert tables(4, (0, 2, 1, 3))[0] is view_cos  # the same object for q and for k
+    assert view_cos.shape == (1, 7, 1, 8) and view_cos.data_ptr() == cos.data_ptr()  # a view, no copy
+    assert torch.equal(view_sin[0, :, 0], sin)
+
+
+def test_a_tensor_passed_twice_is_one_input_of_the_compiled_graph(monkeypatch, fresh_compile_state):
+    """A table shared by q and k reaches inductor once, so it can fuse their loops."""
+    inputs = []
+
+    def counting_backend(graph, example_inputs):
+        inputs.append(len(example_inputs))
+        return graph.forward
+
+    monkeypatch.setattr(compiling, "_compile", lambda spec, formula: torch.compile(
+        formula, backend=counting_backend, dynamic=True, fullgraph=True))
+    x, t = randn(3, 8), randn(3, 8, seed=1)
+    add_both = lambda a, b, c: (a + b, a + c)  # noqa: E731
+    shared = compiling.run(("shared table",), add_both, x, t, t)
+    separate = compiling.run(("separate tables",), add_both, x, t, t.clone())
+    assert torch.equal(shared[1], separate[1])
+    assert inputs[0] == inputs[1] - 1
+
+
+def test_split_and_join_pairs_are_inverse():
+    for layout in ("half", "interleaved"):
+        for dim, pairs in ((16, 8), (20, 8)):
+            x = randn(2, 3, dim)
+            first, second, rest = kernels.split_pairs(x, pairs, layout)
+            assert first.shape == second.shape == (2, 3, pairs)
+            assert (rest is None) == (dim == 2 * pairs)
+            assert torch.equal(kernels.join_pairs(layout, first, second, rest), x)
+            assert torch.equal(first[..., 0], x[..., 0]) and torch.equal(second[..., 0], x[..., pairs if layout == "half" else 1])
+
+
 # -- Triton -----------------------------------------------------------------------------------
 
 TRITON_CHECK = """
