@@ -30,6 +30,8 @@ Implementations of the rotation, each fed the table in its own format (built onc
     plain                (x * cos + rotate_half(x) * sin) with full-width float32 tables
     floor                q.clone() and k.clone(): what any out-of-place rotation must at least
                          read and write; with backward also a clone of both output gradients
+    one multiply         2 * q and 2 * k in torch: the cheapest op that computes and rounds each
+                         element, i.e. what torch's own kernels need beyond the copy on this machine
 
 Every output is first checked against axialrope's of the same layout. Each repeat runs
 every implementation once, in a rotating order, so load from other processes hits all of
@@ -145,6 +147,7 @@ def implementations(tables, inplace_buffers, dtype):
 
     return {
         "floor": lambda q, k: (q.clone(), k.clone()),
+        "one multiply": lambda q, k: (q * 2, k * 2),
         "axialrope": lambda q, k: apply_rotary_qk(q, k, cos, sin),
         "axialrope eager": lambda q, k: _eager(apply_rotary_qk, q, k, cos, sin),
         "axialrope interl.": lambda q, k: apply_rotary_qk(q, k, cos, sin, "interleaved"),
@@ -252,6 +255,7 @@ def fmt_ms(seconds: float) -> str:
 def summarize(medians: dict[str, float]) -> dict[str, float]:
     """axialrope / floor and axialrope / each peer (same layout)."""
     ratios = {"axialrope / floor": medians["axialrope"] / medians["floor"],
+              "one multiply / floor": medians["one multiply"] / medians["floor"],
               "eager / floor": medians["axialrope eager"] / medians["floor"]}
     if "axialrope in place" in medians:
         ratios["in place / floor"] = medians["axialrope in place"] / medians["floor"]
@@ -305,7 +309,7 @@ def machine() -> str:
 
 def run_part(part: str, cases, repeats: int, clock, md: list[str], dtypes=(torch.float32, torch.bfloat16)) -> None:
     """Times one part (apply or fused) on every case, dtype and pass; prints and appends Markdown."""
-    names = ["floor", "axialrope", "axialrope eager", "axialrope interl.", "axialrope in place", *PEERS]
+    names = ["floor", "one multiply", "axialrope", "axialrope eager", "axialrope interl.", "axialrope in place", *PEERS]
     names, summary = (list(FUSED_NAMES), fused_ratios) if part == "fused" else (names, summarize)
     title = "q/k RMSNorm then RoPE" if part == "fused" else "RoPE on q and k"
     md += [f"### {title}: median milliseconds per call on q and k\n",

@@ -10,6 +10,8 @@ weights (head_dim,) in the inputs' dtype (as in a model cast to it) and eps 1e-6
                           (use_real_unbind_dim=-2: half layout, full-width float32 tables)
     floor                 q.clone() and k.clone(): what an out-of-place fused op must at least read
                           and write; with backward also a clone of both output gradients
+    one multiply          q * q_weight and k * k_weight in torch: the cheapest op that computes and
+                          rounds each element (with its backward, a weight gradient too)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as tra
 from axialrope import apply_rotary_qk, rms_norm_rotary_qk
 
 EPS = 1e-6
-FUSED_NAMES = ("floor", "axialrope fused", "axialrope fused eager", "F.rms_norm + apply", "transformers", "diffusers")
+FUSED_NAMES = ("floor", "one multiply", "axialrope fused", "axialrope fused eager", "F.rms_norm + apply", "transformers", "diffusers")
 FUSED_PEERS = ("F.rms_norm + apply", "transformers", "diffusers")
 
 
@@ -55,6 +57,7 @@ def fused_implementations(tables, dim: int, dtype: torch.dtype, eager_backend):
 
     return {
         "floor": lambda q, k: (q.clone(), k.clone()),
+        "one multiply": lambda q, k: (q * q_weight, k * k_weight),
         "axialrope fused": lambda q, k: rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight, EPS),
         "axialrope fused eager": fused_eager,
         "F.rms_norm + apply": lambda q, k: apply_rotary_qk(F.rms_norm(q, (dim,), q_weight, EPS),
@@ -80,6 +83,7 @@ def check_fused_agreement(impls, q, k, dtype) -> None:
 def fused_ratios(medians: dict[str, float]) -> dict[str, float]:
     """axialrope fused / floor, / each unfused peer, and its eager kernel / floor."""
     ratios = {"fused / floor": medians["axialrope fused"] / medians["floor"],
+              "one multiply / floor": medians["one multiply"] / medians["floor"],
               "fused eager / floor": medians["axialrope fused eager"] / medians["floor"]}
     for peer in FUSED_PEERS:
         ratios[f"/ {peer}"] = medians["axialrope fused"] / medians[peer]
