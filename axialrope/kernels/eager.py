@@ -45,7 +45,9 @@ def split_pairs(t: torch.Tensor, pairs: int, layout: str):
     """(..., dim) -> (first, second, rest): the members of the first `pairs` pairs as views
     (..., pairs) each, and the channels past them (..., dim - 2 * pairs), or None if there are none."""
     first, second = pair_views(t[..., :2 * pairs], layout)
-    return first, second, (t[..., 2 * pairs:] if 2 * pairs < t.shape[-1] else None)
+    # tested as an equality: under dynamic shapes that teaches torch.compile dim == 2 * pairs, and
+    # inductor then indexes both members from one size (an inequality left two, and slower code)
+    return first, second, (None if 2 * pairs == t.shape[-1] else t[..., 2 * pairs:])
 
 
 def join_pairs(layout: str, first: torch.Tensor, second: torch.Tensor, rest: torch.Tensor | None = None) -> torch.Tensor:
@@ -63,8 +65,9 @@ def rotate_composite(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layo
     Returns (..., dim) in out_dtype (default x's dtype); channels past 2 * pairs pass through.
     """
     out_dtype = x.dtype if out_dtype is None else out_dtype
+    dtype = compute_dtype(x, cos)
     first, second, rest = split_pairs(x, cos.shape[-1], layout)
-    first, second = first.to(compute_dtype(x, cos)), second.to(compute_dtype(x, cos))
+    first, second = first.to(dtype), second.to(dtype)
     # rounded to the output dtype before joining, so inductor writes the output in its own loop
     new_first, new_second = (first * cos - second * sin).to(out_dtype), (second * cos + first * sin).to(out_dtype)
     return join_pairs(layout, new_first, new_second, None if rest is None else rest.to(out_dtype))

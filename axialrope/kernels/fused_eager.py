@@ -45,10 +45,11 @@ def _sum_of_squares(x: torch.Tensor, xf: torch.Tensor, cos: torch.Tensor, layout
     indexes the table), while a reduction that reads x alone runs over rows flattened to one dim.
     Adding `0 * cos` (exact: the table is finite) makes the reduction index the table too, so it
     keeps the rotation's dims and fuses. Half-precision x keeps the plain sum: there one loop was
-    slower (its per-row work, not memory, is the limit; benchmarks/rope_apply.py).
+    slower (its per-row work, not memory, is the limit; benchmarks/rope_apply.py). So do
+    interleaved pairs, whose stride-2 members inductor reads one element at a time.
     """
     dims = _row_dims(across_heads)
-    if x.dtype != xf.dtype:
+    if x.dtype != xf.dtype or layout != "half":
         return xf.square().sum(dims, keepdim=True)
     first, second, rest = split_pairs(xf, cos.shape[-1], layout)
     total = (first.square() + second.square() + 0 * cos).sum(dims, keepdim=True)
@@ -90,10 +91,14 @@ def norm_rotate_composite(x, cos, sin, weight, eps: float, layout: str, across_h
 def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str, across_heads: bool = False):
     """(dx, dw) of y = norm_rotate(x) for the output gradient grad (shaped like x); dw None without weight.
 
-    Written member by member of each pair (first, second, the unrotated rest), with R(-angle) dy
-    rebuilt for each of its three uses: inductor then computes it inside each loop instead of
-    writing it out (the joined form cost two more passes over a temporary of x's size).
+    For half pairs it is written member by member of each pair (first, second, the unrotated
+    rest), with R(-angle) dy rebuilt for each of its three uses: inductor then computes it inside
+    each loop instead of writing it out (the joined form costs two more passes over a temporary of
+    x's size). Interleaved members sit at stride 2, which inductor's CPU code reads one element at
+    a time; there the joined form is faster (the interleaved column of benchmarks/rope_apply.py).
     """
+    if layout != "half":
+        return _norm_rotate_backward_joined(grad, x, rstd, cos, sin, weight, layout, across_heads)
     dtype, pairs = rstd.dtype, cos.shape[-1]
 
     def members():
@@ -117,6 +122,19 @@ def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str,
         return dx, None
     lead = tuple(range(x.ndim - weight.ndim))
     return dx, join_pairs(layout, *[(g * xhat).sum(lead).to(weight.dtype) for _, g, xhat in members()])
+
+
+def _norm_rotate_backward_joined(grad, x, rstd, cos, sin, weight, layout: str, across_heads: bool):
+    """norm_rotate_backward_composite with R(-angle) dy formed once as a whole tensor."""
+    dtype = rstd.dtype
+    g = rotate_composite(grad.to(dtype), cos, -sin, layout)
+    xhat = x.to(dtype) * rstd
+    gw = g if weight is None else g * weight.to(dtype)
+    dx = rstd * (gw - xhat * (gw * xhat).mean(_row_dims(across_heads), keepdim=True))
+    if weight is None:
+        return dx.to(x.dtype), None
+    lead = tuple(range(x.ndim - weight.ndim))
+    return dx.to(x.dtype), (g * xhat).sum(lead).to(weight.dtype)
 
 
 # -- eager ------------------------------------------------------------------------------------
@@ -217,13 +235,17 @@ def norm_rotate_compiled(xs, weights, cos, sin, eps: float, layout: str, across_
 
 
 def norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout: str, across_heads: bool = False):
-    """[(dx, dw) for each x] from one compiled call, in each x's memory order; None if compiling failed."""
-    args, orders, tables = [], [], TablesInOrder(cos, sin)
+    """[(dx, dw) for each x] from one compiled call, in each x's memory order; None if compiling failed.
+
+    Each permuted x gets table views of its own: shared ones let inductor merge the backward loops
+    of q and k, which measured slower in the projection layout (benchmarks/rope_apply.py).
+    """
+    args, orders = [], []
     for grad, x, rstd, weight in zip(grads, xs, rstds, weights):
         order = _order(x, across_heads)
         orders.append(order)
         per_row = (grad, x, rstd) if order is None else (grad.permute(order), x.permute(order), rstd.permute(order))
-        args += [*per_row, *tables(x.ndim, order), weight]
+        args += [*per_row, *TablesInOrder(cos, sin)(x.ndim, order), weight]
     spec = compiled_spec(xs, weights, cos, layout, across_heads, "backward")
     outs = compiling.run(spec, _norm_rotation_backwards, layout, across_heads, *args)
     if outs is None:
