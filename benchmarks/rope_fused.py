@@ -3,6 +3,9 @@
 Implementations, each with its own norm and its own table format (built once, outside the timing),
 weights (head_dim,) in the inputs' dtype (as in a model cast to it) and eps 1e-6:
     axialrope fused       rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight)
+    axialrope fused interl. compiled   the same with interleaved pairs and the compiled kernel
+                          forced: what a model inside torch.compile gets for interleaved pairs
+                          (auto runs them eager on CPU)
     F.rms_norm + apply    torch's F.rms_norm on q and on k, then axialrope's apply_rotary_qk
     transformers          LlamaRMSNorm on q and on k, then llama's apply_rotary_pos_emb (full-width
                           tables in q's dtype, as LlamaRotaryEmbedding returns them)
@@ -23,10 +26,11 @@ from diffusers.models.normalization import RMSNorm as DiffusersRMSNorm
 from transformers.models.llama.modeling_llama import LlamaRMSNorm
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as transformers_apply
 
-from axialrope import apply_rotary_qk, rms_norm_rotary_qk
+from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend
 
 EPS = 1e-6
-FUSED_NAMES = ("floor", "one multiply", "axialrope fused", "axialrope fused eager", "F.rms_norm + apply", "transformers", "diffusers")
+FUSED_NAMES = ("floor", "one multiply", "axialrope fused", "axialrope fused eager", "axialrope fused interl. compiled",
+               "F.rms_norm + apply", "transformers", "diffusers")
 FUSED_PEERS = ("F.rms_norm + apply", "transformers", "diffusers")
 
 
@@ -55,11 +59,16 @@ def fused_implementations(tables, dim: int, dtype: torch.dtype, eager_backend):
         with eager_backend():
             return rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight, EPS)
 
+    def fused_interleaved_compiled(q, k):
+        with rotary_backend("compiled"):
+            return rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight, EPS, "interleaved")
+
     return {
         "floor": lambda q, k: (q.clone(), k.clone()),
         "one multiply": lambda q, k: (q * q_weight, k * k_weight),
         "axialrope fused": lambda q, k: rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight, EPS),
         "axialrope fused eager": fused_eager,
+        "axialrope fused interl. compiled": fused_interleaved_compiled,
         "F.rms_norm + apply": lambda q, k: apply_rotary_qk(F.rms_norm(q, (dim,), q_weight, EPS),
                                                            F.rms_norm(k, (dim,), k_weight, EPS), cos, sin),
         "transformers": lambda q, k: transformers_apply(t_q(q), t_k(k), low_cos, low_sin),
@@ -84,7 +93,8 @@ def fused_ratios(medians: dict[str, float]) -> dict[str, float]:
     """axialrope fused / floor, / each unfused peer, and its eager kernel / floor."""
     ratios = {"fused / floor": medians["axialrope fused"] / medians["floor"],
               "one multiply / floor": medians["one multiply"] / medians["floor"],
-              "fused eager / floor": medians["axialrope fused eager"] / medians["floor"]}
+              "fused eager / floor": medians["axialrope fused eager"] / medians["floor"],
+              "interl. compiled / floor": medians["axialrope fused interl. compiled"] / medians["floor"]}
     for peer in FUSED_PEERS:
         ratios[f"/ {peer}"] = medians["axialrope fused"] / medians[peer]
     return ratios
