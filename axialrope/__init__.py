@@ -9,12 +9,12 @@
 
 from .attention import KVCache, RoPEAttention
 from .coords import grid_coords, text_and_grid_coords
-from .tables import AxialRotaryEmbedding, RotaryEmbedding
 from .extrapolation import EXTRAPOLATION_METHODS, Extrapolation, RopePlan
 from .frequencies import rope_frequencies
 from .fused import rms_norm_rotary_qk
 from .rotary import LAYOUTS, apply_rotary, apply_rotary_, apply_rotary_qk, rotary_backend
 from .scaling import ROPE_TYPES, RopeScaling
+from .tables import AxialRotaryEmbedding, RotaryEmbedding
 
 __version__ = "0.1.0"
 

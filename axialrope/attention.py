@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from .tables import RotaryEmbedding
 from .rotary import apply_rotary_qk
+from .tables import RotaryEmbedding
 from .validation import is_int
 
 

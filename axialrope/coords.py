@@ -8,11 +8,12 @@ order of einops' '(t h w)', so row k of `grid_coords(T, H, W)` belongs to token 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from numbers import Real
-from typing import Sequence
 
 import torch
 from einops import rearrange
+
 from .validation import is_int, is_real
 
 
@@ -56,7 +57,7 @@ def grid_coords(
             raise ValueError(f"grid sizes must be positive integers, got {sizes}")
     offsets = per_axis_values(offset, len(sizes), "offset", 0.0)
     scales = per_axis_values(scale, len(sizes), "scale", 1.0)
-    axes = [o + s * torch.arange(n, dtype=dtype, device=device) for n, o, s in zip(sizes, offsets, scales)]
+    axes = [o + s * torch.arange(n, dtype=dtype, device=device) for n, o, s in zip(sizes, offsets, scales, strict=True)]
     mesh = torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1)  # (*sizes, n_axes)
     return rearrange(mesh, "... axes -> (...) axes")
 

@@ -47,8 +47,8 @@ diffusers' FlowMatchEulerDiscreteScheduler. A DDPM-style sampler passes t = step
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .frequencies import yarn_get_mscale
 from .scaling import RopeScaling
@@ -155,8 +155,8 @@ class Extrapolation:
         """
         train, evaluation = _check_grids(train_grid, eval_grid)
         spacing = _check_spacing(token_spacing, len(train))
-        lengths = [n * step for n, step in zip(train, spacing)]
-        factors = [max(1.0, e / t) for t, e in zip(train, evaluation)]
+        lengths = [n * step for n, step in zip(train, spacing, strict=True)]
+        factors = [max(1.0, e / t) for t, e in zip(train, evaluation, strict=True)]
         base = self.method
         kappa = None
         if self.is_timestep_dependent:
@@ -184,13 +184,13 @@ class Extrapolation:
                     scalings[a] = RopeScaling("ntk", factor=s ** (2 * kappa))
         elif base == "dype-yarn":
             (beta_0, beta_1), (gamma_0, gamma_1) = self.dype_beta, self.dype_gamma
-            for a, (s, length) in enumerate(zip(factors, lengths)):
+            for a, (s, length) in enumerate(zip(factors, lengths, strict=True)):
                 if s > 1:
                     scalings[a] = RopeScaling("dype_yarn", factor=s, original_max_position_embeddings=length,
                                               kappa=kappa, beta_0=beta_0, beta_1=beta_1, gamma_0=gamma_0,
                                               gamma_1=gamma_1)
         elif base != "none":
-            for a, (s, length) in enumerate(zip(factors, lengths)):
+            for a, (s, length) in enumerate(zip(factors, lengths, strict=True)):
                 if s > 1:  # an axis within its trained length keeps the trained encoding exactly
                     scalings[a] = self._axis_scaling(base, s, length)
             if base == "yarn":

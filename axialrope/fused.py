@@ -21,8 +21,8 @@ tables that require grad take the plain formula, whose autograd covers them too.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from numbers import Real
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -79,13 +79,13 @@ def _plan_few_ops(xs, weights, cos, eps, layout, across_heads):
     rows = [tuple(x.shape[-2:] if across_heads else x.shape[-1:]) for x in xs]
     out_dtypes = [x.dtype for x in xs]
     normed_like = [torch.empty(x.shape, dtype=dtype, device=x.device).requires_grad_(
-        x.requires_grad or (w is not None and w.requires_grad)) for x, w in zip(xs, weights)]
+        x.requires_grad or (w is not None and w.requires_grad)) for x, w in zip(xs, weights, strict=True)]
     rotate = plan_few_ops(normed_like, cos, layout)
 
     def run(xs, weights, cos, sin):
         normed = [F.rms_norm(x.to(dtype), row, None if w is None else w.reshape(row).to(dtype), eps)
-                  for x, w, row in zip(xs, weights, rows)]
-        return tuple(r.to(out) for r, out in zip(rotate(normed, cos, sin), out_dtypes))
+                  for x, w, row in zip(xs, weights, rows, strict=True)]
+        return tuple(r.to(out) for r, out in zip(rotate(normed, cos, sin), out_dtypes, strict=True))
 
     return run
 
@@ -108,25 +108,25 @@ def _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rst
     """[(y, rstd)] of each x with one fast kernel, no autograd (rstd may be None unless need_rstd)."""
     if backend == "triton":
         return [triton_norm_rope.norm_rotate(x, cos, sin, w, eps, layout, across_heads, need_rstd)
-                for x, w in zip(xs, weights)]
+                for x, w in zip(xs, weights, strict=True)]
     if backend == "compiled":
         results = fused_eager.norm_rotate_compiled(xs, weights, cos, sin, eps, layout, across_heads, need_rstd)
         if results is not None:
             return results
-    return [fused_eager.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads) for x, w in zip(xs, weights)]
+    return [fused_eager.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads) for x, w in zip(xs, weights, strict=True)]
 
 
 def _backward(grads, xs, rstds, weights, cos, sin, layout, across_heads, backend):
     """[(dx, dw)] of each x with the forward's kernel."""
     if backend == "triton":
         return [triton_norm_rope.norm_rotate_backward(g, x, r, cos, sin, w, layout, across_heads)
-                for g, x, r, w in zip(grads, xs, rstds, weights)]
+                for g, x, r, w in zip(grads, xs, rstds, weights, strict=True)]
     if backend == "compiled":
         results = fused_eager.norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout, across_heads)
         if results is not None:
             return results
     return [fused_eager.norm_rotate_backward_eager(g, x, r, cos, sin, w, layout, across_heads)
-            for g, x, r, w in zip(grads, xs, rstds, weights)]
+            for g, x, r, w in zip(grads, xs, rstds, weights, strict=True)]
 
 
 class _NormRotation(torch.autograd.Function):
@@ -151,7 +151,7 @@ class _NormRotation(torch.autograd.Function):
         results = _backward([p[0] for p in picked], [p[1] for p in picked], [p[2] for p in picked],
                             [p[3] for p in picked], cos, sin, ctx.layout, ctx.across_heads, ctx.backend) if todo else []
         grads = [None] * 10
-        for i, (dx, dw) in zip(todo, results):
+        for i, (dx, dw) in zip(todo, results, strict=True):
             grads[6 + i] = dx if needs[6 + i] else None
             grads[8 + i] = dw if needs[8 + i] else None
         return tuple(grads)
@@ -203,7 +203,7 @@ def rms_norm_rotary_qk(
                               spec=lambda: fused_eager.compiled_spec(xs, weights, cos, layout, across_heads, kind))
     if backend == "composite":
         return tuple(fused_eager.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
-                     for x, w in zip(xs, weights))
+                     for x, w in zip(xs, weights, strict=True))
     if backend == "few_ops":
         plan = _plan_few_ops(xs, weights, cos, eps, layout, across_heads)
         if key is not None:

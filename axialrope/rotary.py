@@ -27,12 +27,13 @@ differentiable too.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
 from .kernels import backends, triton_rope
-from .kernels.backends import broadcast as _broadcast, rotary_backend  # noqa: F401  (rotary_backend: public here too)
+from .kernels.backends import broadcast as _broadcast  # noqa: F401
+from .kernels.backends import rotary_backend as rotary_backend  # public here too
 from .kernels.eager import compiled_spec, plan_few_ops, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
 
 LAYOUTS = ("half", "interleaved")
@@ -126,7 +127,7 @@ class _Rotation(torch.autograd.Function):
             # through _Rotation again, so a double backward works too
             rotated = _Rotation.apply(cos, sin, ctx.layout, not ctx.inverse, False, ctx.backend,
                                       *(grads[i] for i in todo))
-            for i, g in zip(todo, rotated):
+            for i, g in zip(todo, rotated, strict=True):
                 grad_xs[i] = g
         return (None,) * 6 + tuple(grad_xs)
 
@@ -139,7 +140,7 @@ def _apply(xs, cos, sin, layout: str, inplace: bool, key: tuple | None = None) -
                               spec=lambda: compiled_spec(xs, cos, layout))
     if backend == "composite":
         rotated = tuple(rotate_composite(x, cos, sin, layout) for x in xs)
-        return tuple(x.copy_(r) for x, r in zip(xs, rotated)) if inplace else rotated
+        return tuple(x.copy_(r) for x, r in zip(xs, rotated, strict=True)) if inplace else rotated
     if backend == "few_ops":  # plain differentiable ops: autograd needs nothing more
         plan = plan_few_ops(xs, cos, layout)
         if key is not None:
@@ -179,7 +180,7 @@ def _check_inplace(x: torch.Tensor, cos: torch.Tensor, name: str) -> None:
             f"in place, cos/sin of shape {tuple(cos.shape)} must broadcast to {name} of shape "
             f"{tuple(x.shape)} without enlarging it"
         )
-    if any(stride == 0 and size > 1 for stride, size in zip(x.stride(), x.shape)):
+    if any(stride == 0 and size > 1 for stride, size in zip(x.stride(), x.shape, strict=True)):
         raise ValueError(f"{name} is an expanded (broadcast) view; rotate a copy or use apply_rotary")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+
 from .validation import is_int, is_real
 
 ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex", "dype_yarn")
@@ -165,7 +166,7 @@ class RopeScaling:
             )
 
     @classmethod
-    def from_dict(cls, config: dict, theta: float | None = None) -> "RopeScaling":
+    def from_dict(cls, config: dict, theta: float | None = None) -> RopeScaling:
         """Reads transformers' format: `{"rope_type": "yarn", "factor": 4.0, ...}`.
 
         The older key `"type"` works too. A `"rope_theta"` entry (transformers v5 puts

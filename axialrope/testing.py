@@ -31,14 +31,14 @@ cannot apply (separability with one axis; a dtype the function rejects) is "n/a"
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import torch
 from einops import einsum
 
-from .tables import AxialRotaryEmbedding, RotaryEmbedding
 from .rotary import apply_rotary, check_layout
+from .tables import AxialRotaryEmbedding, RotaryEmbedding
 from .validation import is_int
 
 # A relative logit error of 1e-4 is far below anything a structural bug produces (order 0.1)
@@ -143,7 +143,7 @@ class RotaryUnderTest:
 
     @classmethod
     def from_embedding(cls, embedding: AxialRotaryEmbedding, layout: str = "half", dim: int | None = None,
-                       name: str | None = None) -> "RotaryUnderTest":
+                       name: str | None = None) -> RotaryUnderTest:
         """axialrope's own rotation: `apply_rotary(x, *embedding(coords), layout)`.
 
         dim: channels per head (default: the rotary dimension, no pass-through).
@@ -366,7 +366,7 @@ def check_reduction(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_TO
     gen = _generator(seed)
     x, coords = _vectors(subject, gen, 2), _coords(subject, gen)
     base = _rotate(subject, x, coords).double()
-    moves, compositions = zip(*(_axis_moves(subject, x, coords, base, a, gen) for a in range(subject.n_axes)))
+    moves, compositions = zip(*(_axis_moves(subject, x, coords, base, a, gen) for a in range(subject.n_axes)), strict=True)
     dead = [a for a, m in enumerate(moves) if float(m.max()) <= tolerance]
     if dead:
         explanation = f"axis {dead[0]} rotates no channel: the function ignores that coordinate (or stale tables)"

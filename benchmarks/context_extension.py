@@ -191,7 +191,7 @@ def plot(results: list[dict], settings: Settings, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    colors = dict(zip(METHODS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    colors = dict(zip(METHODS, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     lengths = [settings.train_len, *settings.lengths]
     for regime, style in (("training-free", "-o"), ("fine-tuned", "--s")):
         for method in METHODS:
@@ -199,10 +199,10 @@ def plot(results: list[dict], settings: Settings, path: Path) -> None:
                             and r["factor"] == r["length"] / settings.train_len)
             if not points:
                 continue
-            for ax, metric in zip(axes, ("passkey", "ppl")):
+            for ax, metric in zip(axes, ("passkey", "ppl"), strict=True):
                 ax.plot([p[0] for p in points], [p[1][metric] for p in points], style, color=colors[method],
                         markersize=4, label=LABELS[method] + (", fine-tuned" if regime == "fine-tuned" else ""))
-    for ax, ylabel in zip(axes, ("passkey accuracy (higher is better)", "perplexity (lower is better)")):
+    for ax, ylabel in zip(axes, ("passkey accuracy (higher is better)", "perplexity (lower is better)"), strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xticks(lengths, [str(length) for length in lengths])
         ax.axvline(settings.train_len, color="grey", lw=0.8, ls=":")

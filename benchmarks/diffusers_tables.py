@@ -35,9 +35,9 @@ import statistics
 import time
 
 import torch
+from reporting import cpu_model
 
 from axialrope.models import apply_extrapolation
-from reporting import cpu_model
 
 FLUX_SIZES = (1024, 2048, 4096)  # px; 16 px per token
 WAN_FRAMES = (81, 161)  # at 480 x 832 px

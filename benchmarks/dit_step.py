@@ -118,7 +118,7 @@ def measure(size: str, resolution: int, args, device) -> dict:
     }
     # ratios of steps timed in the same repeat (seconds apart): median and quartiles over repeats
     for peer in ("sincos", "diffusers"):
-        ratios = [a / b for a, b in zip(times["rope"], times[peer])]
+        ratios = [a / b for a, b in zip(times["rope"], times[peer], strict=True)]
         row[f"rope/{peer}"] = statistics.median(ratios)
         quartiles = statistics.quantiles(ratios, n=4)
         row[f"rope/{peer} iqr"] = (quartiles[0], quartiles[2])

@@ -53,15 +53,15 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from reporting import save_labelled_grid
 
 from axialrope import Extrapolation
-from axialrope.pipelines.sampling.bundled import bundled_model_path
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd
 from axialrope.pipelines.data.render import render_images, render_videos
 from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
 from axialrope.pipelines.data.textures import render_textures, sample_textures
-from reporting import save_labelled_grid
+from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd
+from axialrope.pipelines.sampling.bundled import bundled_model_path
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 __all__ = ["FLOOR_SEED", "REAL_SEED", "Method", "fastest_shift", "generate", "real_images", "real_videos"]
 
@@ -78,7 +78,7 @@ class Method:
         return self.name + ("+entropy" if self.entropy_scaling else "")
 
     @classmethod
-    def from_label(cls, label: str) -> "Method":
+    def from_label(cls, label: str) -> Method:
         return cls(label.removesuffix("+entropy"), label.endswith("+entropy"))
 
     def extrapolation(self) -> Extrapolation:

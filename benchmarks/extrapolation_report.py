@@ -64,7 +64,7 @@ def scale_of(label: str) -> float:
     """The largest per-axis factor of a size over the trained one."""
     size = size_of(label)
     trained = TRAINED_VIDEO if len(size) == 3 else (TRAINED_SIDE, TRAINED_SIDE)
-    return max(s / t for s, t in zip(size, trained))
+    return max(s / t for s, t in zip(size, trained, strict=True))
 
 
 def cell_text(interval: Interval | None, bold: bool = False, digits: int = 1) -> str:
@@ -138,9 +138,9 @@ def image_tables(results: Results, out: Path, metric: str = HEADLINE, name: str 
                     cell_text(results.get(data, "real", "floor", size, metric)) + " |"]))
         for model, method in results.rows(data):
             cells = [results.get(data, model, method, size, metric) for size in sizes]
-            texts = [cell_text(c, bold=winners.get(size) == f"{model} {method}") for c, size in zip(cells, sizes)]
+            texts = [cell_text(c, bold=winners.get(size) == f"{model} {method}") for c, size in zip(cells, sizes, strict=True)]
             lines.append(f"| {model} | {method} | " + " | ".join(texts) + " |")
-            for size, cell in zip(sizes, cells):
+            for size, cell in zip(sizes, cells, strict=True):
                 if cell is not None:
                     seeds = results.values[results.key(data, model, method, size, metric)]
                     csv_rows.append([data, model, method, size, f"{cell.value:.3f}", f"{cell.low:.3f}",
@@ -180,7 +180,7 @@ def video_table(results: Results, out: Path) -> None:
             cells = [results.intervals.get((data, model, method, size, metric)) for metric in VIDEO_METRICS]
             if not any(cells):
                 continue
-            texts = [cell_text(c, digits=1 if "swd" in m else 2) for c, m in zip(cells, VIDEO_METRICS)]
+            texts = [cell_text(c, digits=1 if "swd" in m else 2) for c, m in zip(cells, VIDEO_METRICS, strict=True)]
             lines.append(f"| {size} | {'real (floor)' if model == 'real' else method} | " + " | ".join(texts) + " |")
             csv_rows.append([size, method, *(f"{c.value:.3f}" if c else "" for c in cells)])
     (out / "extrapolation_video.md").write_text("\n".join(lines) + "\n")
@@ -196,7 +196,7 @@ def plot(results: Results, out: Path) -> None:
         figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
         colours = plt.cm.tab10.colors
         bases = list(dict.fromkeys(method.removesuffix("+entropy") for m, method in results.rows(data) if m == "rope"))
-        for axis, entropy in zip(axes, (False, True)):
+        for axis, entropy in zip(axes, (False, True), strict=True):
             rows = [(m, method) for m, method in results.rows(data)
                     if m != "real" and method.endswith("+entropy") == entropy]
             for model, method in rows:

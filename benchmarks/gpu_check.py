@@ -122,7 +122,7 @@ def part_parity() -> int:
             for layout in ("half", "interleaved"):
                 got = _parity_outputs(q, k, cos, sin, qw, kw, layout, across, fast)
                 expected = _parity_outputs(q, k, cos, sin, qw, kw, layout, across, reference)
-                for a, b in zip(got, expected):
+                for a, b in zip(got, expected, strict=True):
                     checks += 1
                     # half precision: both round one float32 result (FMA contraction may differ by
                     # an ulp); float32 results include gradients summed over rows in another order

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 import torch
-
-from axialrope.pipelines.sampling.bundled import bundled_model_path
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.evaluation.metrics import swd
 from extrapolation import FLOOR_SEED, REAL_SEED, Method, generate, real_images
 from reporting import save_labelled_grid, write_table
+
+from axialrope.pipelines.evaluation.metrics import swd
+from axialrope.pipelines.sampling.bundled import bundled_model_path
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ def save_labelled_grid(path: Path, title: str, rows: dict[str, torch.Tensor], pe
     draw = PIL.ImageDraw.Draw(canvas)
     draw.text((4, 3), title, fill="black")
     top = title_height
-    for label, strip in zip(rows, strips):
+    for label, strip in zip(rows, strips, strict=True):
         pixels = (strip.clamp(0, 1) * 255).round().to(torch.uint8).permute(1, 2, 0).numpy()
         canvas.paste(PIL.Image.fromarray(pixels), (label_width, top))
         draw.text((4, top + strip.shape[-2] // 2 - 5), label, fill="black")

@@ -63,15 +63,16 @@ import time
 from dataclasses import dataclass
 
 import torch
-from diffusers.models.embeddings import apply_rotary_emb as diffusers_apply, get_3d_rotary_pos_embed
+from diffusers.models.embeddings import apply_rotary_emb as diffusers_apply
+from diffusers.models.embeddings import get_3d_rotary_pos_embed
 from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+from reporting import cpu_model
+from rope_fused import FUSED_NAMES, check_fused_agreement, fused_implementations, fused_ratios
 from rotary_embedding_torch import apply_rotary_emb as ret_apply
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as transformers_apply
 
 from axialrope import AxialRotaryEmbedding, RotaryEmbedding, apply_rotary_qk, grid_coords, rotary_backend
 from axialrope.kernels import compiling
-from reporting import cpu_model
-from rope_fused import FUSED_NAMES, check_fused_agreement, fused_implementations, fused_ratios
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ def check_agreement(impls, q, k, dtype) -> None:
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=6e-2)
     for name in (*PEERS, "axialrope eager"):
         layout = "half" if name in HALF else "interleaved"
-        for ours, theirs in zip(reference[layout], impls[name](q, k)):
+        for ours, theirs in zip(reference[layout], impls[name](q, k), strict=True):
             torch.testing.assert_close(theirs, ours, **tol, msg=lambda m, n=name: f"{n} disagrees: {m}")
 
 

@@ -49,7 +49,7 @@ def fused_implementations(tables, dim: int, dtype: torch.dtype, eager_backend):
     for name, cls in (("transformers", LlamaRMSNorm), ("diffusers", DiffusersRMSNorm)):
         norms = (cls(dim, eps=EPS).to(dtype), cls(dim, eps=EPS).to(dtype))
         with torch.no_grad():
-            for norm, weight in zip(norms, (q_weight, k_weight)):
+            for norm, weight in zip(norms, (q_weight, k_weight), strict=True):
                 norm.weight.copy_(weight)
         modules[name] = norms
     t_q, t_k = modules["transformers"]
@@ -84,7 +84,7 @@ def check_fused_agreement(impls, q, k, dtype) -> None:
         # bfloat16: each unfused peer rounds twice (transformers rounds its table to bfloat16 too)
         tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=6e-2)
         for name in ("axialrope fused eager", *FUSED_PEERS):
-            for ours, theirs in zip(reference, impls[name](q, k)):
+            for ours, theirs in zip(reference, impls[name](q, k), strict=True):
                 torch.testing.assert_close(theirs.to(ours.dtype), ours, **tol,
                                            msg=lambda m, n=name: f"{n} disagrees: {m}")
 

@@ -34,16 +34,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from einops import rearrange
+from extrapolation import REAL_SEED, Method, generate
+from reporting import write_table
 from torch import nn
 from torchvision.transforms.functional import gaussian_blur
 from tqdm import tqdm
 
-from axialrope.pipelines.sampling.bundled import load_dit
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.data.render import render_images
 from axialrope.pipelines.data.scenes import SHAPE_KINDS, SceneConfig, sample_scenes
-from extrapolation import REAL_SEED, Method, generate
-from reporting import write_table
+from axialrope.pipelines.sampling.bundled import load_dit
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 SIZE = 32  # the classifier reads 32x32 images, the bundled models' trained size
 CLASSIFIER_SETTINGS = {"steps": 2000, "batch": 64, "lr": 2e-3, "seed": 0, "version": 1}

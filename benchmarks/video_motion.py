@@ -26,13 +26,13 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-
-from axialrope.pipelines.sampling.bundled import load_dit
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd
-from axialrope.pipelines.data.scenes import SHAPE_KINDS
 from extrapolation import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos
 from reporting import save_labelled_grid, write_table
+
+from axialrope.pipelines.data.scenes import SHAPE_KINDS
+from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd
+from axialrope.pipelines.sampling.bundled import load_dit
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 LAGS = (1, 3, 7)
 

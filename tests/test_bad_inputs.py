@@ -18,8 +18,16 @@ import pytest
 import torch
 
 from axialrope import (
-    AxialRotaryEmbedding, Extrapolation, KVCache, RoPEAttention, RopeScaling, RotaryEmbedding, apply_rotary,
-    apply_rotary_qk, grid_coords, rope_frequencies,
+    AxialRotaryEmbedding,
+    Extrapolation,
+    KVCache,
+    RoPEAttention,
+    RopeScaling,
+    RotaryEmbedding,
+    apply_rotary,
+    apply_rotary_qk,
+    grid_coords,
+    rope_frequencies,
 )
 from axialrope.models import TextLMConfig, TinyCausalLM, create_dit
 from axialrope.models.axial_dit.position_encoding import GridRope, RopeConfig

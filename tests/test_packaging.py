@@ -48,7 +48,7 @@ def test_the_package_roots_export_what_a_user_needs():
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
     assert axialrope.pipelines.AxialDiTPipeline.__name__ == "AxialDiTPipeline"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        axialrope.pipelines.nothing
+        _ = axialrope.pipelines.nothing
 
 
 def test_importing_the_pipelines_root_does_not_load_the_training_stack():

@@ -17,7 +17,7 @@ and `rms_norm_rotary_qk` share, and `rotary_backend` to override it.
 from __future__ import annotations
 
 import contextlib
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -68,7 +68,7 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
         a, b = b, a
     b = (1,) * (len(a) - len(b)) + tuple(b)
     out = []
-    for m, n in zip(a, b):
+    for m, n in zip(a, b, strict=True):
         if m != n and m != 1 and n != 1:
             return None
         out.append(n if m == 1 else m)

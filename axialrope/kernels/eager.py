@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import torch
 from einops import rearrange
 
@@ -163,7 +165,7 @@ def plan_few_ops(xs, cos: torch.Tensor, layout: str, inverse: bool = False):
 
         def run_joined(xs, cos, sin):
             joined = rotate(torch.cat(xs, dim=-3), table(cos, sin))
-            return tuple(joined.narrow(-3, start, size) for start, size in zip(starts, sizes))
+            return tuple(joined.narrow(-3, start, size) for start, size in zip(starts, sizes, strict=True))
 
         return run_joined
     plans = [_plan_one(x, cos, layout, inverse) for x in xs]
@@ -171,14 +173,14 @@ def plan_few_ops(xs, cos: torch.Tensor, layout: str, inverse: bool = False):
 
     def run(xs, cos, sin):
         prepared = table(cos, sin)
-        return tuple(rotate(x, prepared) for (_, rotate), x in zip(plans, xs))
+        return tuple(rotate(x, prepared) for (_, rotate), x in zip(plans, xs, strict=True))
 
     return run if len({compute_dtype(x, cos) for x in xs}) == 1 else _separately(plans)
 
 
 def _separately(plans):
     def run(xs, cos, sin):
-        return tuple(rotate(x, table(cos, sin)) for (table, rotate), x in zip(plans, xs))
+        return tuple(rotate(x, table(cos, sin)) for (table, rotate), x in zip(plans, xs, strict=True))
 
     return run
 
@@ -292,7 +294,7 @@ def memory_order(x: torch.Tensor, keep: int = 1) -> tuple[int, ...] | None:
     lead = x.ndim - keep
     strides = x.stride()
     dims = [d for d in range(lead) if x.shape[d] != 1]
-    if x.stride(-1) != 1 or all(strides[a] >= strides[b] for a, b in zip(dims, dims[1:])):
+    if x.stride(-1) != 1 or all(strides[a] >= strides[b] for a, b in pairwise(dims)):
         return None
     ordered = sorted(dims, key=lambda d: -strides[d])
     return (*(d for d in range(lead) if x.shape[d] == 1), *ordered, *range(lead, x.ndim))
@@ -300,7 +302,7 @@ def memory_order(x: torch.Tensor, keep: int = 1) -> tuple[int, ...] | None:
 
 def _spec(xs, cos: torch.Tensor, layout: str, orders) -> tuple:
     """What dynamo guards on besides sizes; each spec gets its own compiled function."""
-    per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], order is not None) for x, order in zip(xs, orders))
+    per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], order is not None) for x, order in zip(xs, orders, strict=True))
     return ("rotate", layout, cos.dtype, cos.ndim, xs[0].device.type, per_x)
 
 
@@ -321,12 +323,12 @@ def rotate_compiled(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inver
     orders = [memory_order(x) for x in xs]
     tables = TablesInOrder(cos, sin)
     args = []
-    for x, order in zip(xs, orders):
+    for x, order in zip(xs, orders, strict=True):
         args += [x if order is None else x.permute(order), *tables(x.ndim, order)]
     outs = compiling.run(_spec(xs, cos, layout, orders), _rotations, layout, *args)
     if outs is None:
         return None
-    return tuple(out if order is None else out.permute(inverse_permutation(order)) for out, order in zip(outs, orders))
+    return tuple(out if order is None else out.permute(inverse_permutation(order)) for out, order in zip(outs, orders, strict=True))
 
 
 class TablesInOrder:

@@ -28,8 +28,16 @@ from __future__ import annotations
 import torch
 
 from . import compiling
-from .eager import (TablesInOrder, compute_dtype, inverse_permutation, join_pairs, memory_order, rotate_composite,
-                    rotate_into, split_pairs)
+from .eager import (
+    TablesInOrder,
+    compute_dtype,
+    inverse_permutation,
+    join_pairs,
+    memory_order,
+    rotate_composite,
+    rotate_into,
+    split_pairs,
+)
 
 
 def _row_dims(across_heads: bool) -> tuple[int, ...]:
@@ -109,7 +117,7 @@ def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str,
         parts = [(g1 * cos + g2 * sin, x1), (g2 * cos - g1 * sin, x2)] + ([] if g_rest is None else [(g_rest, x_rest)])
         if weight is None:
             return [(g, g, xhat) for g, xhat in parts]
-        return [(g * w, g, xhat) for (g, xhat), w in zip(parts, split_pairs(weight.to(dtype), pairs, layout))]
+        return [(g * w, g, xhat) for (g, xhat), w in zip(parts, split_pairs(weight.to(dtype), pairs, layout), strict=False)]
 
     dims = _row_dims(across_heads)
     (gw1, _, x1), (gw2, _, x2), *rest = members()
@@ -205,7 +213,7 @@ def compiled_spec(xs, weights, cos, layout: str, across_heads: bool, kind: str =
     """The spec a compiled kind ("forward", "training forward" (with rstd) or "backward") of xs runs
     under; its compile budget is kept per spec."""
     per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], w is not None and w.dtype,
-                   _order(x, across_heads) is not None) for x, w in zip(xs, weights))
+                   _order(x, across_heads) is not None) for x, w in zip(xs, weights, strict=True))
     return ("norm_rotate", kind, layout, across_heads, cos.dtype, cos.ndim, xs[0].device.type, per_x)
 
 
@@ -214,7 +222,7 @@ def norm_rotate_compiled(xs, weights, cos, sin, eps: float, layout: str, across_
     """[(y, rstd) for each x] from one compiled call, each x in its memory order (rstd None unless
     need_rstd); None if compiling failed."""
     args, orders, tables = [], [], TablesInOrder(cos, sin)
-    for x, weight in zip(xs, weights):
+    for x, weight in zip(xs, weights, strict=True):
         order = _order(x, across_heads)
         orders.append(order)
         args += [x if order is None else x.permute(order), *tables(x.ndim, order), weight]
@@ -241,7 +249,7 @@ def norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout: s
     of q and k, which measured slower in the projection layout (benchmarks/rope_apply.py).
     """
     args, orders = [], []
-    for grad, x, rstd, weight in zip(grads, xs, rstds, weights):
+    for grad, x, rstd, weight in zip(grads, xs, rstds, weights, strict=True):
         order = _order(x, across_heads)
         orders.append(order)
         per_row = (grad, x, rstd) if order is None else (grad.permute(order), x.permute(order), rstd.permute(order))

@@ -43,7 +43,7 @@ class Patchify(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:
         n_axes = len(self.patch)
-        sizes = dict(zip(_PATCH_AXES[n_axes], self.patch))
+        sizes = dict(zip(_PATCH_AXES[n_axes], self.patch, strict=True))
         patches = rearrange(x, _TO_PATCHES[n_axes], **sizes)  # (b, *grid, c * patch volume)
         tokens, (grid,) = pack([self.proj(patches)], "b * d")  # (b, seq, dim)
         return tokens, tuple(int(n) for n in grid)
@@ -52,7 +52,7 @@ class Patchify(nn.Module):
         """tokens (b, seq, channels * patch volume) -> (b, channels, *(grid * patch))."""
         n_axes = len(self.patch)
         (cells,) = unpack(tokens, [grid], "b * d")  # (b, *grid, channels * patch volume)
-        return rearrange(cells, _FROM_PATCHES[n_axes], c=channels, **dict(zip(_PATCH_AXES[n_axes], self.patch)))
+        return rearrange(cells, _FROM_PATCHES[n_axes], c=channels, **dict(zip(_PATCH_AXES[n_axes], self.patch, strict=True)))
 
 
 class TimestepEmbedder(nn.Module):

@@ -109,10 +109,10 @@ class DiT(ModelMixin, ConfigMixin):
         sizes, patch = [height, width], [patch_size, patch_size]
         if num_frames is not None:
             sizes, patch = [num_frames, *sizes], [temporal_patch_size, *patch]
-        for name, size, p in zip(self.axis_names(len(sizes)), sizes, patch):
+        for name, size, p in zip(self.axis_names(len(sizes)), sizes, patch, strict=True):
             if positive_int(size, f"sample size along {name}") % p:
                 raise ValueError(f"trained size {size} along {name} is not divisible by the patch size {p}")
-        self.base_grid = tuple(s // p for s, p in zip(sizes, patch))  # trained token grid
+        self.base_grid = tuple(s // p for s, p in zip(sizes, patch, strict=True))  # trained token grid
         check_frame_noise_correlation(frame_noise_correlation, is_video=num_frames is not None)
         self.gradient_checkpointing = False
 
@@ -260,7 +260,7 @@ class DiT(ModelMixin, ConfigMixin):
                 f"hidden_states has {hidden_states.shape[1]} channels, the model expects "
                 f"in_channels={self.config.in_channels}"
             )
-        for name, size, p in zip(self.axis_names(self.n_axes), hidden_states.shape[2:], self.patchify.patch):
+        for name, size, p in zip(self.axis_names(self.n_axes), hidden_states.shape[2:], self.patchify.patch, strict=True):
             if size % p:
                 raise ValueError(f"hidden_states {name} {size} is not divisible by the patch size {p} along it")
 

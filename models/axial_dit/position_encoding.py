@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 from diffusers.models.embeddings import get_1d_sincos_pos_embed_from_grid
@@ -204,7 +204,7 @@ def sincos_pos_embed(
 
 @functools.lru_cache(maxsize=16)
 def _sincos_table(grid, base_grid, axes_dims, interpolation_scale, device) -> torch.Tensor:
-    spacing = [b / n / interpolation_scale for n, b in zip(grid, base_grid)]
+    spacing = [b / n / interpolation_scale for n, b in zip(grid, base_grid, strict=True)]
     coords = grid_coords(*grid, scale=spacing, device=device)  # (seq, n_axes), float64
     blocks = [get_1d_sincos_pos_embed_from_grid(d, coords[:, a], output_type="pt") for a, d in enumerate(axes_dims)]
     return torch.cat(blocks, dim=-1).float()  # (seq, sum(axes_dims))

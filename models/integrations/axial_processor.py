@@ -13,7 +13,7 @@ after `from_pretrained`, call `use_axial_rope` again.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Sequence
+from collections.abc import Sequence
 
 from torch import nn
 
@@ -75,7 +75,7 @@ class ExtrapolationHandle:
         _undo_all(self._undo)
         delattr(self.transformer, HANDLE_ATTRIBUTE)
 
-    def __enter__(self) -> "ExtrapolationHandle":
+    def __enter__(self) -> ExtrapolationHandle:
         return self
 
     def __exit__(self, *exc) -> None:

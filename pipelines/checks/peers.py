@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from einops import rearrange

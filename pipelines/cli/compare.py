@@ -19,9 +19,20 @@ import sys
 import time
 
 from ..sampling.bundled import load_pipeline
-from .sample import (DIT_STEPS, ENTROPY_SUFFIX, add_model_arguments, family_kwargs, family_pipeline,
-                     make_extrapolation, parse_options, sample_size, sampler_name, sampling_kwargs, split_family_options,
-                     steps_of)
+from .sample import (
+    DIT_STEPS,
+    ENTROPY_SUFFIX,
+    add_model_arguments,
+    family_kwargs,
+    family_pipeline,
+    make_extrapolation,
+    parse_options,
+    sample_size,
+    sampler_name,
+    sampling_kwargs,
+    split_family_options,
+    steps_of,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +73,6 @@ def run_family(args: argparse.Namespace) -> int:
     """`axialrope compare` on a diffusers pipeline: one panel per method, the same seed each."""
     from ..sampling.diffusers_families import generate, is_video_pipeline
     from ..sampling.outputs import check_output_path
-
     from .preflight import check_sample_arguments
 
     started = time.perf_counter()
@@ -99,7 +109,7 @@ def labelled_panels(panels: list, labels: list[str], gap: int = 6):
     canvas = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(canvas)
     x = gap
-    for panel, label in zip(panels, labels):
+    for panel, label in zip(panels, labels, strict=True):
         draw.text((x, gap // 2), label, fill="black", font=font)
         canvas.paste(panel, (x, text_height + gap))
         x += panel.width + gap

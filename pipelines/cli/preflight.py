@@ -80,7 +80,7 @@ def check_sampling(pipe, kwargs: dict) -> None:
     labels = kwargs.get("class_labels")
     batch = len(labels) if labels is not None else kwargs.get("batch_size", 1)
     names = ("num_frames", "height", "width") if pipe.is_video else ("height", "width")
-    shape = tuple(kwargs.get(n) or default for n, default in zip(names, pipe.trained_size))
+    shape = tuple(kwargs.get(n) or default for n, default in zip(names, pipe.trained_size, strict=True))
     guidance = labels is not None and kwargs.get("guidance_scale", 1.0) != 1.0
     model = pipe.transformer
     check_sampling_memory(model, batch, shape, guidance, model.device, "--height/--width")

@@ -201,7 +201,6 @@ def run_family(args: argparse.Namespace) -> int:
     """`axialrope sample` on a diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)."""
     from ..sampling.diffusers_families import generate, is_video_pipeline, video_of_folder
     from ..sampling.outputs import check_output_path, save_grid, save_videos
-
     from .preflight import check_sample_arguments
 
     started = time.perf_counter()

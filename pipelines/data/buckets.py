@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import torch
 from torch.utils.data import Sampler
@@ -36,7 +36,7 @@ class Bucket:
                 raise ValueError(f"bucket {name} must be a positive integer, got {value!r}")
 
     @classmethod
-    def parse(cls, text: str | int, frames: int | None = None) -> "Bucket":
+    def parse(cls, text: str | int, frames: int | None = None) -> Bucket:
         """'32' (32x32), '32x48' (height x width) or '8x32x48' (frames x height x width).
 
         `frames` applies to the one- and two-number forms (video buckets with a shared frame count).
@@ -149,7 +149,7 @@ class BucketBatchSampler(Sampler[list[tuple[int, Bucket]]]):
                 picks = torch.randint(len(self.buckets), (len(chunks),), generator=generator).tolist()
             else:
                 picks = [i % len(self.buckets) for i in range(len(chunks))]
-            return list(zip(chunks, picks))
+            return list(zip(chunks, picks, strict=True))
         batches = []
         for bucket in range(len(self.buckets)):
             members = order[self.item_buckets[order] == bucket]

@@ -20,8 +20,8 @@ video, plus "class_labels" when the folder has classes.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import torch
 import torchvision.transforms.v2.functional as TF
@@ -133,7 +133,7 @@ class ImageFolderDataset(_FolderDataset):
                     "neither directly nor in class subfolders"
                 )
             counts = torch.bincount(torch.tensor([label for _, label in items]), minlength=len(classes))
-            empty = [name for name, count in zip(classes, counts.tolist()) if count == 0]
+            empty = [name for name, count in zip(classes, counts.tolist(), strict=True) if count == 0]
             if empty:  # a class without images would be a label the model never sees
                 raise ValueError(
                     f"data_dir: class folder(s) {', '.join(repr(n) for n in empty)} of {str(self.root)!r} hold no "

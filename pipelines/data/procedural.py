@@ -13,7 +13,7 @@ texture's family (`textures.TEXTURE_KINDS`).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch.utils.data import Dataset

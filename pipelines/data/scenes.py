@@ -25,10 +25,11 @@ frame of the moving scene of index i.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Sequence
 
 import torch
+
 from axialrope.validation import is_int, is_real
 
 # Class label = index of the main shape's kind in this tuple.

@@ -31,6 +31,7 @@ import random
 from dataclasses import dataclass
 
 import torch
+
 from axialrope.validation import is_int
 
 BOS, END, KEY, QUERY = 0, 1, 2, 3

@@ -25,8 +25,8 @@ that texture, so a window does not depend on the batch or on the window's size.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 

@@ -15,8 +15,8 @@ one method beat every seed of the other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
@@ -29,7 +29,7 @@ class Interval:
     low: float
     high: float
 
-    def clears(self, other: "Interval") -> bool:
+    def clears(self, other: Interval) -> bool:
         """True when this interval lies wholly below the other's: lower beyond the seed-to-seed spread."""
         return self.high < other.low
 

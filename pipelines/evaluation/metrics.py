@@ -110,7 +110,7 @@ def swd(generated: torch.Tensor, real: torch.Tensor, patches_per_image: int = 12
     if generated.shape != real.shape:
         raise ValueError(f"generated {tuple(generated.shape)} and real {tuple(real.shape)} must have one shape")
     per_level = []
-    pyramids = zip(laplacian_pyramid(generated, min_size), laplacian_pyramid(real, min_size))
+    pyramids = zip(laplacian_pyramid(generated, min_size), laplacian_pyramid(real, min_size), strict=True)
     for index, (level_generated, level_real) in enumerate(pyramids):
         # the same patch positions and directions for both sets: the distance is symmetric
         descriptors = [patch_descriptors(level, patches_per_image, torch.Generator().manual_seed(seed + index))

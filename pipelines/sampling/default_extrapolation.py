@@ -15,7 +15,7 @@ models and a user may edit them.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from axialrope import Extrapolation
 from axialrope.validation import is_real
@@ -93,7 +93,7 @@ def _check_band(band, index: int, last: bool, previous: float, video: bool | Non
 
 def extrapolation_scale(train_grid: Sequence[int], grid: Sequence[int]) -> float:
     """How far `grid` goes beyond `train_grid` (token grids): the largest ratio over the axes."""
-    return max(n / t for t, n in zip(train_grid, grid))
+    return max(n / t for t, n in zip(train_grid, grid, strict=True))
 
 
 def band_for_scale(bands: Sequence[dict], scale: float) -> dict:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from axialrope.validation import is_int
 

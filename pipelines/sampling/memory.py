@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -38,7 +38,7 @@ def sampling_bytes(model, batch: int, shape: Sequence[int], guidance: bool, dtyp
     dtype = dtype or getattr(model, "dtype", torch.float32)
     element = torch.finfo(dtype).bits // 8
     patch = model.patchify.patch
-    tokens = math.prod(max(1, s // p) for s, p in zip(shape, patch))
+    tokens = math.prod(max(1, s // p) for s, p in zip(shape, patch, strict=True))
     rows = batch * (2 if guidance else 1)
     width, mlp = config.hidden_size, int(config.hidden_size * config.mlp_ratio)
     activations = rows * tokens * (_WIDTHS_PER_TOKEN * width + _MLP_COPIES * mlp) * element
@@ -80,7 +80,7 @@ def largest_fitting_shape(model, batch: int, shape: Sequence[int], guidance: boo
     for _ in range(40):  # bisect the scale of height and width
         middle = (low + high) / 2
         candidate = tuple(shape[:spatial]) + tuple(max(p, int(s * middle) // p * p) for s, p in
-                                                   zip(shape[spatial:], patch[spatial:]))
+                                                   zip(shape[spatial:], patch[spatial:], strict=True))
         if sampling_bytes(model, batch, candidate, guidance) <= budget:
             best, low = candidate, middle
         else:

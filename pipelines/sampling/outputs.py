@@ -19,7 +19,6 @@ from torchvision.utils import make_grid, save_image
 
 from ..data.video_io import av_available, write_mp4
 
-
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 VIDEO_SUFFIXES = (".png", ".gif", ".mp4")  # any of them writes all the video outputs, see save_videos
 

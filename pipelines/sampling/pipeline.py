@@ -32,9 +32,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import PIL.Image
@@ -50,8 +50,13 @@ from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
 from ..objectives import draw_noise, make_objective, sample
-from .default_extrapolation import (AUTO, FALLBACK_EXTRAPOLATION, band_for_scale, check_default_extrapolation,
-                                    extrapolation_scale)
+from .default_extrapolation import (
+    AUTO,
+    FALLBACK_EXTRAPOLATION,
+    band_for_scale,
+    check_default_extrapolation,
+    extrapolation_scale,
+)
 from .registration import LEGACY_CLASS_NAMES, is_axialrope_index, register_with_diffusers
 from .schedulers import OBJECTIVE_NAMES, check_scheduler, make_scheduler, scheduler_objective
 
@@ -173,7 +178,7 @@ class AxialDiTPipeline(DiffusionPipeline):
 
     @classmethod
     def from_model(cls, transformer, objective: str = "flow", class_names: Sequence[str] | None = None,
-                   default_extrapolation: list[dict] | None = None) -> "AxialDiTPipeline":
+                   default_extrapolation: list[dict] | None = None) -> AxialDiTPipeline:
         """A pipeline for a DiT trained with `objective` ("flow" or "ddpm"), with the training code's scheduler."""
         return cls(transformer, make_objective(objective).scheduler(), class_names, objective, default_extrapolation)
 
@@ -186,7 +191,7 @@ class AxialDiTPipeline(DiffusionPipeline):
     # -- loading ---------------------------------------------------------------------------
 
     @classmethod
-    def from_pretrained(cls, path: str | Path, **kwargs) -> "AxialDiTPipeline":
+    def from_pretrained(cls, path: str | Path, **kwargs) -> AxialDiTPipeline:
         """Load a pipeline folder written by `save_pretrained` (local folders only; no hub downloads).
 
         Also a training run's folder (its pipeline/), one of its checkpoints or its model_ema/ or
@@ -224,7 +229,7 @@ class AxialDiTPipeline(DiffusionPipeline):
     def trained_size(self) -> tuple[int, ...]:
         """The trained (height, width), or (frames, height, width) of a video model, in pixels."""
         model = self.transformer
-        return tuple(n * p for n, p in zip(model.base_grid, model.patchify.patch))
+        return tuple(n * p for n, p in zip(model.base_grid, model.patchify.patch, strict=True))
 
     def class_id(self, label: int | str) -> int:
         """A class id from an id or a name in `class_names`."""
@@ -269,7 +274,7 @@ class AxialDiTPipeline(DiffusionPipeline):
         sizes = [height, width] if not self.is_video else [num_frames, height, width]
         names = ["height", "width"] if not self.is_video else ["num_frames", "height", "width"]
         shape = []
-        for name, size, default, p in zip(names, sizes, self.trained_size, patch):
+        for name, size, default, p in zip(names, sizes, self.trained_size, patch, strict=True):
             size = default if size is None else size
             if not (is_int(size) or isinstance(size, np.integer)) or size <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {size!r}")
@@ -280,7 +285,7 @@ class AxialDiTPipeline(DiffusionPipeline):
 
     def _token_grid(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The token grid of a sample of `shape` pixels (frames), (h, w) or (t, h, w)."""
-        return tuple(s // p for s, p in zip(shape, self.transformer.patchify.patch))
+        return tuple(s // p for s, p in zip(shape, self.transformer.patchify.patch, strict=True))
 
     def resolve_extrapolation(self, height: int | None = None, width: int | None = None,
                               num_frames: int | None = None, entropy_scaling: bool = False) -> Extrapolation:

@@ -136,7 +136,7 @@ def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path):
             raise ValueError(f"checkpoint {str(checkpoint)!r}: its EMA holds {len(ema)} tensors, "
                              f"the model {len(parameters)}")
         with torch.no_grad():
-            for parameter, average in zip(parameters, ema):
+            for parameter, average in zip(parameters, ema, strict=True):
                 parameter.copy_(average)
     return transformer.eval()
 

@@ -116,7 +116,7 @@ class TrainConfig:
         return [f.name for f in dataclasses.fields(cls)]
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
+    def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
         """A config from a mapping of field names (as a YAML/JSON file holds); unknown keys are an error."""
         if not isinstance(values, dict):
             raise TypeError(f"a training config must be a mapping of field names, got {type(values).__name__}")
@@ -133,7 +133,7 @@ class TrainConfig:
         return cls(**values)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "TrainConfig":
+    def from_file(cls, path: str | Path) -> TrainConfig:
         """Read a .yaml/.yml or .json file."""
         return cls.from_dict(read_config_file(path))
 
@@ -150,7 +150,7 @@ class TrainConfig:
 
     # -- checks ------------------------------------------------------------------------------
 
-    def validate(self) -> "TrainConfig":
+    def validate(self) -> TrainConfig:
         """ValueError (naming the field) for any bad value; checks that need no data or model."""
         from axialrope.models import DIT_SIZES, POSITION_ENCODINGS  # the models package is heavy: import late
 

@@ -39,9 +39,9 @@ import math
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import torch
 from accelerate import Accelerator
@@ -50,9 +50,9 @@ from diffusers.optimization import get_scheduler
 from diffusers.training_utils import EMAModel
 from tqdm.auto import tqdm
 
-from .checkpoints import latest_checkpoint, save_checkpoint
-from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
 from ..data.scenes import mix_seed
+from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
+from .checkpoints import latest_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .loaders import build_dataset, build_loader
 from .outputs import LossLog, plot_loss, save_sample_grid

@@ -27,7 +27,7 @@ def test_a_failed_set_frequencies_keeps_theta_scaling_and_tables(scaling):
         rope.set_frequencies(500.0, scaling)
     assert (rope.thetas, rope.scalings) == state
     after = tables(rope)
-    assert all(torch.equal(a, b) for pair in zip(before, after) for a, b in zip(*pair))
+    assert all(torch.equal(a, b) for pair in zip(before, after, strict=True) for a, b in zip(*pair, strict=True))
 
 
 def test_a_failed_theta_or_cache_size_changes_nothing():
@@ -40,7 +40,7 @@ def test_a_failed_theta_or_cache_size_changes_nothing():
     with pytest.raises(ValueError, match="cache_size"):
         rope.cache_size = -1
     assert rope.thetas == (500.0,) and rope.cache_size == 16
-    assert all(torch.equal(a, b) for a, b in zip(before, rope(positions.clone())))
+    assert all(torch.equal(a, b) for a, b in zip(before, rope(positions.clone()), strict=True))
 
 
 def test_a_smaller_cache_size_drops_the_oldest_tables():

@@ -27,7 +27,7 @@ def trained_inv_freqs():
 def test_every_method_is_the_trained_encoding_at_the_trained_size(method, entropy_scaling):
     plan = Extrapolation(method, entropy_scaling=entropy_scaling).plan(TRAIN, TRAIN, timestep=0.7)
     assert plan.scalings == (None, None, None) and plan.logit_scale == 1.0
-    for ours, trained in zip(inv_freqs(plan), trained_inv_freqs()):
+    for ours, trained in zip(inv_freqs(plan), trained_inv_freqs(), strict=True):
         assert torch.equal(ours, trained)
 
 
@@ -40,7 +40,7 @@ def test_the_kappa_variants_reach_the_trained_encoding_at_the_last_step(method):
     static = Extrapolation(method.removeprefix("kappa-")).plan(TRAIN, (16, 32, 48))
     assert extrapolation.plan(TRAIN, (16, 32, 48), timestep=1.0) == static
     middle = extrapolation.plan(TRAIN, (16, 32, 48), timestep=0.5)
-    assert all(1 < m < s for m, s in zip(middle.factors, static.factors))
+    assert all(1 < m < s for m, s in zip(middle.factors, static.factors, strict=True))
     assert middle.factors[2] == pytest.approx(3.0 ** (0.5**2))
 
 

@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 import axialrope.kernels.backends as backends
 from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend
-from axialrope.kernels import fused_eager as fused_kernels, triton_rope
+from axialrope.kernels import fused_eager as fused_kernels
+from axialrope.kernels import triton_rope
 
 BACKENDS = ["eager", "composite", "few_ops", "auto"]  # "compiled" costs a compile per spec: fewer cases below
 
@@ -62,7 +63,7 @@ def test_matches_rms_norm_then_rotation(backend, layout, case):
     with rotary_backend(backend):
         got = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, 1e-6, layout, across_heads=across)
     expected = unfused(q, k, cos, sin, qw, kw, 1e-6, layout, across)
-    for out, ref, x in zip(got, expected, (q, k)):
+    for out, ref, x in zip(got, expected, (q, k), strict=True):
         assert out.dtype == x.dtype and out.shape == x.shape
         torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
 
@@ -73,7 +74,7 @@ def test_compiled_kernel_matches_rms_norm_then_rotation(layout, case):
     q, k, cos, sin, qw, kw, across = make(case)
     with rotary_backend("compiled"):
         got = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, 1e-6, layout, across_heads=across)
-    for out, ref in zip(got, unfused(q, k, cos, sin, qw, kw, 1e-6, layout, across)):
+    for out, ref in zip(got, unfused(q, k, cos, sin, qw, kw, 1e-6, layout, across), strict=True):
         torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
 
 
@@ -85,7 +86,7 @@ def test_other_dtypes_round_once(dtype, backend):
         got = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, layout="interleaved")
     expected = unfused(q, k, cos, sin, qw, kw, layout="interleaved")
     eps = torch.finfo(dtype).eps if dtype != torch.float64 else 1e-12
-    for out, ref in zip(got, expected):
+    for out, ref in zip(got, expected, strict=True):
         assert out.dtype == dtype
         # one rounding of a float32 (float64) result: within half an ulp of the exact value
         torch.testing.assert_close(out.double(), ref, rtol=eps, atol=eps * ref.abs().max().item())
@@ -95,7 +96,7 @@ def test_without_weights_and_with_another_eps():
     q, k, cos, sin, _, _, across = make("heads first", weights=False)
     got = rms_norm_rotary_qk(q * 1e-3, k, cos, sin, eps=1e-2)  # eps matters at this scale
     expected = unfused(q * 1e-3, k, cos, sin, eps=1e-2)
-    for out, ref in zip(got, expected):
+    for out, ref in zip(got, expected, strict=True):
         torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-6)
 
 
@@ -128,7 +129,7 @@ def test_gradients_equal_the_unfused_pair(backend, layout):
     fused_grads = torch.autograd.grad(got, leaves, upstream)
     expected = unfused(*leaves[:2], cos, sin, *leaves[2:], 1e-6, layout, True)
     reference_grads = torch.autograd.grad(expected, leaves, upstream)
-    for fused, reference in zip(fused_grads, reference_grads):
+    for fused, reference in zip(fused_grads, reference_grads, strict=True):
         torch.testing.assert_close(fused, reference)
 
 
@@ -173,7 +174,7 @@ def test_compiled_kernel_keeps_the_memory_layout_of_a_projection():
         got = rms_norm_rotary_qk(q, k, cos, sin)
     with rotary_backend("eager"):
         eager = rms_norm_rotary_qk(q, k, cos, sin)
-    for out, ref in zip(got, eager):
+    for out, ref in zip(got, eager, strict=True):
         assert out.transpose(1, 2).is_contiguous()
         torch.testing.assert_close(out, ref)
 
@@ -186,7 +187,7 @@ def test_traces_into_one_graph():
         return rms_norm_rotary_qk(q, k, cos, sin, qw, kw, 1e-6, "interleaved", across_heads=True)
 
     compiled = torch.compile(fn, fullgraph=True, backend="eager")
-    for got, expected in zip(compiled(q, k), fn(q, k)):
+    for got, expected in zip(compiled(q, k), fn(q, k), strict=True):
         torch.testing.assert_close(got, expected)
 
 
@@ -227,14 +228,14 @@ def test_a_repeated_decode_call_skips_the_checks_and_keeps_gradients(case, monke
     cos, sin = (cos[..., :1, :, :], sin[..., :1, :, :]) if across else (cos[:1], sin[:1])
     leaves = [t.double().requires_grad_() for t in (q, k, qw, kw)]
     results = []
-    for attempt in range(2):
+    for _ in range(2):
         out = rms_norm_rotary_qk(*leaves[:2], cos, sin, *leaves[2:], 1e-6, across_heads=across)
         results.append((out, torch.autograd.grad(sum(o.square().sum() for o in out), leaves)))
         monkeypatch.setattr(fused, "_check", None)  # the second call must not check again
     expected = unfused(*leaves[:2], cos, sin, *leaves[2:], 1e-6, "half", across)
     expected_grads = torch.autograd.grad(sum(o.square().sum() for o in expected), leaves)
     for out, grads in results:
-        for got, ref in zip((*out, *grads), (*expected, *expected_grads)):
+        for got, ref in zip((*out, *grads), (*expected, *expected_grads), strict=True):
             torch.testing.assert_close(got, ref)
 
 
@@ -242,7 +243,7 @@ def test_the_weight_of_a_norm_across_heads_may_be_flat_or_per_head():
     q, k, cos, sin, qw, kw, across = make("across heads (Wan)")
     flat = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, across_heads=True)
     per_head = rms_norm_rotary_qk(q, k, cos, sin, qw.view(3, 12), kw.view(3, 12), across_heads=True)
-    assert all(torch.equal(a, b) for a, b in zip(flat, per_head))
+    assert all(torch.equal(a, b) for a, b in zip(flat, per_head, strict=True))
 
 
 # -- Triton -----------------------------------------------------------------------------------
@@ -312,12 +313,12 @@ def test_cuda_default_path_matches_the_reference(dtype, layout, case):
     got = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, 1e-6, layout, across_heads=across)
     expected = unfused(q, k, cos, sin, qw, kw, 1e-6, layout, across)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-2, atol=1e-2)
-    for out, ref in zip(got, expected):
+    for out, ref in zip(got, expected, strict=True):
         torch.testing.assert_close(out.double(), ref, **tol)
     leaves = [t.float().requires_grad_() for t in (q, k, qw, kw)]
     out = rms_norm_rotary_qk(*leaves[:2], cos, sin, *leaves[2:], 1e-6, layout, across_heads=across)
     grads = torch.autograd.grad(sum(o.square().sum() for o in out), leaves)
     ref_out = unfused(*leaves[:2], cos, sin, *leaves[2:], 1e-6, layout, across)
     ref_grads = torch.autograd.grad(sum(o.square().sum() for o in ref_out), leaves)
-    for got_grad, ref_grad in zip(grads, ref_grads):
+    for got_grad, ref_grad in zip(grads, ref_grads, strict=True):
         torch.testing.assert_close(got_grad.double(), ref_grad, rtol=1e-4, atol=1e-4)

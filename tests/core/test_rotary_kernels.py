@@ -278,7 +278,7 @@ def test_a_repeated_decode_call_skips_the_checks_and_gives_the_same_result(layou
     assert rotary._signature(q, cos, sin, layout, k) in rotary._FEW_OPS_CALLS
     monkeypatch.setattr(rotary, "check_table", None)  # the checks must not run again
     again = apply_rotary_qk(q, k, cos, sin, layout)
-    assert all(torch.equal(a, b) for a, b in zip(first, again))
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
     with rotary_backend("eager"):  # another signature: checked (and here failing on the stubs)
         with pytest.raises(TypeError):
             apply_rotary_qk(q, k, cos, sin, layout)

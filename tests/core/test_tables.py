@@ -12,7 +12,7 @@ def test_axis_blocks_are_1d_tables_side_by_side():
     coords = grid_coords(4, 3, 5)
     cos, sin = rope(coords)
     assert cos.shape == sin.shape == (60, 32) and cos.dtype == torch.float32
-    blocks = zip(torch.split(cos, (8, 12, 12), -1), (16, 24, 24), (100.0, 1e4, 1e4))
+    blocks = zip(torch.split(cos, (8, 12, 12), -1), (16, 24, 24), (100.0, 1e4, 1e4), strict=True)
     for axis, (block, dim, theta) in enumerate(blocks):
         torch.testing.assert_close(block, RotaryEmbedding(dim, theta)(coords[:, axis])[0], rtol=0, atol=0)
 

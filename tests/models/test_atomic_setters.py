@@ -52,7 +52,7 @@ def test_grid_rope_keeps_its_config_and_tables():
         with pytest.raises(ValueError):
             rope.config = bad
     assert rope.config is old and rope.embedding.thetas == (300.0, 300.0)
-    assert all(torch.equal(a, b) for a, b in zip(before, rope.table((3, 4), num_text_tokens=2)))
+    assert all(torch.equal(a, b) for a, b in zip(before, rope.table((3, 4), num_text_tokens=2), strict=True))
 
 
 @pytest.mark.parametrize("scaling, theta", [

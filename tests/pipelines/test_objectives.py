@@ -6,7 +6,14 @@ import pytest
 import torch
 
 from axialrope.pipelines.objectives import (
-    NUM_TRAIN_TIMESTEPS, EpsilonDDPM, FlowMatching, draw_noise, drop_labels, make_objective, sample, training_loss,
+    NUM_TRAIN_TIMESTEPS,
+    EpsilonDDPM,
+    FlowMatching,
+    draw_noise,
+    drop_labels,
+    make_objective,
+    sample,
+    training_loss,
 )
 
 

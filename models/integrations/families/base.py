@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -124,13 +124,13 @@ class ExtrapolatedRope(nn.Module):
         """The plan for a global token grid, or None where the encoding is the trained one
         (then the family's own module runs)."""
         grid = tuple(int(n) for n in grid)
-        if all(n <= trained for n, trained in zip(grid, self.trained_grid)):
+        if all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True)):
             return None  # every method is the trained encoding here; no timestep is read
         t = self.time.value() if self.extrapolation.is_timestep_dependent else None
         key = (grid, t, self.token_spacing())
         if key not in self._plans:
             plan = self.extrapolation.plan(self.trained_grid, grid, t, token_spacing=self.token_spacing())
-            if plan.logit_scale == 1.0 and all(_is_identity(s, *a) for s, a in zip(plan.scalings, self.planned_axes())):
+            if plan.logit_scale == 1.0 and all(_is_identity(s, *a) for s, a in zip(plan.scalings, self.planned_axes(), strict=True)):
                 plan = None  # e.g. riflex not yet past N_k, or dype-ntk at t = 0
             if len(self._plans) >= 64:  # timestep-dependent methods plan every step: keep it bounded
                 self._plans.clear()
@@ -191,7 +191,7 @@ def grid_table(axes_dims: Sequence[int], thetas: Sequence[float], scalings: Sequ
     sizes = [len(p) for p in positions]
     gain = math.sqrt(logit_scale)
     cos_parts, sin_parts = [], []
-    for axis, (dim, theta, scaling, where) in enumerate(zip(axes_dims, thetas, scalings, positions)):
+    for axis, (dim, theta, scaling, where) in enumerate(zip(axes_dims, thetas, scalings, positions, strict=True)):
         embedding = AxialRotaryEmbedding((dim,), theta=theta, scaling=[scaling], cache_size=1)
         cos, sin = embedding(where[:, None])  # (n_a, dim // 2)
         if gain != 1.0:
@@ -223,7 +223,7 @@ def ids_table(axes_dims: Sequence[int], thetas: Sequence[float], scalings: Seque
     rows = whole.long()
     positions = [torch.arange(n, dtype=torch.float64, device=ids.device) for n in longest]
     cos_parts, sin_parts = [], []
-    for axis, (dim, theta, scaling) in enumerate(zip(axes_dims, thetas, scalings)):
+    for axis, (dim, theta, scaling) in enumerate(zip(axes_dims, thetas, scalings, strict=True)):
         cos, sin = grid_table((dim,), (theta,), (scaling,), logit_scale, positions[axis:axis + 1], full=True)
         cos_parts.append(cos.index_select(0, rows[:, axis]))
         sin_parts.append(sin.index_select(0, rows[:, axis]))

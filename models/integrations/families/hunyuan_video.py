@@ -33,7 +33,7 @@ class HunyuanVideoRope(ExtrapolatedRope):
         return [(d, self.theta) for d in self.axes_dims]
 
     def forward(self, hidden_states: torch.Tensor):
-        grid = tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size))
+        grid = tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
         plan = self.plan(grid)
         if plan is None:
             return self.original(hidden_states)

@@ -68,7 +68,7 @@ class LTXVideoRope(ExtrapolatedRope):
         """Per axis, the g distance between neighbouring tokens (1 without a scale)."""
         if rope_interpolation_scale is None:
             return (1.0, 1.0, 1.0)
-        return tuple(float(s) * p / b for s, p, b in zip(rope_interpolation_scale, self.patches, self.bases))
+        return tuple(float(s) * p / b for s, p, b in zip(rope_interpolation_scale, self.patches, self.bases, strict=True))
 
     def forward(self, hidden_states, num_frames=None, height=None, width=None, rope_interpolation_scale=None,
                 video_coords=None):
@@ -88,7 +88,7 @@ class LTXVideoRope(ExtrapolatedRope):
         def build():
             # per axis c = (pi / 2) theta (2 g - 1) with g = index * step
             positions = [math.pi / 2 * self.theta * (2 * step * index - 1)
-                         for step, index in zip(steps, index_positions(grid, device))]
+                         for step, index in zip(steps, index_positions(grid, device), strict=True)]
             cos, sin = grid_table((2 * self.pairs,) * 3, (self.core_theta,) * 3, plan.scalings, plan.logit_scale,
                                   positions)
             cos, sin = full_width(cos[:, self.order]), full_width(sin[:, self.order])

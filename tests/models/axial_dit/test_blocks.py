@@ -27,7 +27,7 @@ def test_the_fused_projection_equals_norms_then_rotation(attention_and_inputs, m
     attn, x, rope = attention_and_inputs
     fused = attn.project(x, rope)
     monkeypatch.setattr(blocks, "rms_norm_rotary_qk", unfused)
-    for got, expected in zip(fused, attn.project(x, rope)):
+    for got, expected in zip(fused, attn.project(x, rope), strict=True):
         torch.testing.assert_close(got, expected, rtol=0, atol=1e-6)
 
 

@@ -89,7 +89,7 @@ def test_gradient_checkpointing_gives_the_same_gradients(make_model):
             model.enable_gradient_checkpointing()
         model(torch.ones(2, 3, 8, 8), 3).sample.sum().backward()
         grads.append([p.grad for p in model.parameters()])
-    for plain, checkpointed in zip(*grads):
+    for plain, checkpointed in zip(*grads, strict=True):
         torch.testing.assert_close(plain, checkpointed)
 
 

@@ -10,7 +10,6 @@ from diffusers.models.embeddings import get_2d_sincos_pos_embed
 from axialrope import AxialRotaryEmbedding, RopeScaling, grid_coords, text_and_grid_coords
 from axialrope.models import Attention, GridRope, RopeConfig, sincos_pos_embed, split_axes
 
-
 # -- RopeConfig and split_axes -------------------------------------------------------------
 
 

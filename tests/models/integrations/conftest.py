@@ -8,8 +8,8 @@ The trained grids are tiny on purpose: the adapters take any, and tests pass the
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 import torch

@@ -42,14 +42,14 @@ def yarn_logit_scale(method, case, grid):
     """VisionYaRN's temperature on the logits (from the token ratio), 1 for the other methods."""
     if method not in ("yarn", "kappa-yarn"):
         return 1.0
-    ratio = math.prod(max(1.0, n / tr) ** (T * T if method == "kappa-yarn" else 1) for n, tr in zip(grid, case.trained))
+    ratio = math.prod(max(1.0, n / tr) ** (T * T if method == "kappa-yarn" else 1) for n, tr in zip(grid, case.trained, strict=True))
     return (0.1 * math.log(ratio) + 1) ** 2
 
 
 def interleaved(angles, gains):
     """Per-axis angles (seq, pairs_a) and gains -> cos, sin (seq, 2 * pairs), each pair's value twice."""
-    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains)], axis=-1).repeat(2, axis=-1)
-    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains)], axis=-1).repeat(2, axis=-1)
+    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains, strict=True)], axis=-1).repeat(2, axis=-1)
+    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains, strict=True)], axis=-1).repeat(2, axis=-1)
     return torch.from_numpy(cos).float(), torch.from_numpy(sin).float()
 
 
@@ -87,13 +87,13 @@ def expected_table(case, original, model, grid, method, authors, tiny):
     else:
         head = model.config.attention_head_dim
         dims, theta = (head // 4, head // 8 * 3, head // 8 * 3), 10000.0
-    per_axis = [formula(method, d, theta, n / tr, tr, T, authors) for d, n, tr in zip(dims, grid, trained)]
+    per_axis = [formula(method, d, theta, n / tr, tr, T, authors) for d, n, tr in zip(dims, grid, trained, strict=True)]
     angles = [grid_indices(grid)[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
     cos, sin = interleaved(angles, [g * gain for _, g in per_axis])
     if case.name == "wan":
         return cos[None, :, None], sin[None, :, None]
     if case.name == "cogvideox":  # every axis is scaled here (all are beyond the trained grid)
-        assert all(n > tr for n, tr in zip(grid, trained))
+        assert all(n > tr for n, tr in zip(grid, trained, strict=True))
     return cos, sin
 
 
@@ -102,9 +102,9 @@ def expected_ltx(original, grid, trained, method, authors, gain, scale):
     n, theta = original.dim // 6, float(original.theta)
     omega = np.pi / 2 * theta ** (np.arange(n) / (n - 1))  # LTX's order: lowest frequency first
     steps = [s * p / b for s, p, b in zip(scale, (original.patch_size_t, original.patch_size, original.patch_size),
-                                          (original.base_num_frames, original.base_height, original.base_width))]
+                                          (original.base_num_frames, original.base_height, original.base_width), strict=True)]
     angles = []
-    for a, (size, tr, step) in enumerate(zip(grid, trained, steps)):
+    for size, tr, step in zip(grid, trained, steps, strict=True):
         s = size / tr
         effective = s ** (T * T) if method.startswith("kappa-") else s
         base = method.removeprefix("kappa-")
@@ -126,7 +126,7 @@ def expected_ltx(original, grid, trained, method, authors, gain, scale):
 
 
 def _close(ours, expected):
-    for a, b in zip(ours, expected):
+    for a, b in zip(ours, expected, strict=True):
         assert a.shape == b.shape and a.dtype == b.dtype
         torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
 
@@ -143,7 +143,7 @@ def test_each_method_gives_its_formula_beyond_the_trained_grid(case, method, aut
     ours = case.table(model, grid, T * case.timestep_scale)
     handle.remove()
     _close(ours, expected_table(case, original, model, grid, method, authors, tiny))
-    assert not all(torch.equal(a, b) for a, b in zip(ours, plain))
+    assert not all(torch.equal(a, b) for a, b in zip(ours, plain, strict=True))
 
 
 @pytest.mark.parametrize("method", ["yarn", "dype-yarn", "kappa-yarn", "riflex"])
@@ -160,7 +160,7 @@ def test_ltx_tables_are_the_cores_axial_rope_in_ltx_order(method, tiny):
     plan = handle.extrapolation.plan(trained, grid, T, token_spacing=rope._spacing)
     handle.remove()
     n = original.dim // 6
-    steps = [s * p / b for s, p, b in zip(tiny.LTX_SCALE, (1, 1, 1), (20, 2048, 2048))]
+    steps = [s * p / b for s, p, b in zip(tiny.LTX_SCALE, (1, 1, 1), (20, 2048, 2048), strict=True)]
     g = torch.from_numpy(grid_indices(grid) * np.array(steps))
     embedding = AxialRotaryEmbedding((2 * n,) * 3, theta=10000.0 ** (n / (n - 1)), scaling=list(plan.scalings))
     cos, sin = (t * math.sqrt(plan.logit_scale) for t in embedding(math.pi / 2 * 10000.0 * (2 * g - 1)))
@@ -179,7 +179,7 @@ def test_the_trained_ltx_angles_are_ltxs_own_formula(tiny, authors):
     grid = (3, 4, 4)
     expected = expected_ltx(model.rope, grid, grid, "pi", authors, 1.0, tiny.LTX_SCALE)  # s = 1: as trained
     own = tiny.CASES["ltx-video"].table(model, grid, 0.0)
-    for a, b in zip(own, expected):
+    for a, b in zip(own, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=2e-3)  # float32 angles of up to (pi / 2) theta
 
 
@@ -238,10 +238,10 @@ def test_riflex_uses_the_published_k_past_n_k_only(family, authors, tiny):
     at_n_k = case.table(model, (n_k, 2, 2), 900.0)
     longer = case.table(model, (n_k + 7, 2, 2), 900.0)
     handle.remove()
-    assert all(torch.equal(a, b) for a, b in zip(at_n_k, plain[n_k]))  # not past N_k: as trained
+    assert all(torch.equal(a, b) for a, b in zip(at_n_k, plain[n_k], strict=True))  # not past N_k: as trained
     frames = np.repeat(np.arange(n_k + 7.0), 4)[:, None]
     expected = interleaved([frames * authors.riflex(16, theta, k, n_k + 7)], [1.0])
-    for ours, before, reference in zip(longer, plain[n_k + 7], expected):
+    for ours, before, reference in zip(longer, plain[n_k + 7], expected, strict=True):
         torch.testing.assert_close(ours[:, :16], reference, rtol=0, atol=1e-6)  # the temporal block
         torch.testing.assert_close(ours[:, 16:], before[:, 16:], rtol=0, atol=1e-6)  # spatial as trained
 
@@ -305,7 +305,7 @@ def test_a_shard_of_flux_ids_gets_the_rows_of_the_global_table(tiny):
         txt_rows, img_rows = text.chunk(4)[rank], image.chunk(4)[rank]
         shard = rope(torch.cat([txt_rows, img_rows]))
         rows = torch.cat([torch.arange(4).chunk(4)[rank], 4 + torch.arange(96).chunk(4)[rank]])
-        assert all(torch.equal(s, w[rows]) for s, w in zip(shard, whole))
+        assert all(torch.equal(s, w[rows]) for s, w in zip(shard, whole, strict=True))
     handle.remove()
 
 
@@ -331,4 +331,4 @@ def test_the_pre_hook_sees_the_whole_grid_before_a_context_parallel_split(tiny):
     full = model.pos_embed(torch.cat([torch.zeros(3, 3), tiny.flux_ids(8, 8)]))
     rope_of_whole.remove()
     assert ids.shape[0] == 3 + 32
-    assert all(torch.equal(s, f[: 3 + 32]) for s, f in zip(shard_table, full))
+    assert all(torch.equal(s, f[: 3 + 32]) for s, f in zip(shard_table, full, strict=True))

@@ -92,7 +92,7 @@ def test_flux_gradients_equal_diffusers_own(flux):
     use_fused_qk_norm_rope(fused)
     for model in (flux, fused):
         model(**inputs)[0].square().mean().backward()
-    for (name, p), q in zip(flux.named_parameters(), fused.parameters()):
+    for (name, p), q in zip(flux.named_parameters(), fused.parameters(), strict=True):
         torch.testing.assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-6, msg=name)
 
 

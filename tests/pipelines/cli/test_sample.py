@@ -9,8 +9,8 @@ import torch
 from PIL import Image
 
 from axialrope.models import create_dit
-from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder, bundled_model_path, load_dit
 from axialrope.pipelines.cli import main
+from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder, bundled_model_path, load_dit
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 
@@ -33,7 +33,7 @@ def test_bundled_models_are_pipelines_of_the_trained_sizes():
     assert set(BUNDLED_MODELS) == set(sizes)
     total = sum(f.stat().st_size for f in assets_folder().rglob("*") if f.is_file())
     assert total < 30e6
-    for name, grid in sizes.items():
+    for name in sizes:
         index = json.loads((bundled_model_path(name) / "model_index.json").read_text())
         config = json.loads((bundled_model_path(name) / "transformer" / "config.json").read_text())
         assert index["_class_name"] == "AxialDiTPipeline" and len(index["class_names"]) == config["num_classes"]

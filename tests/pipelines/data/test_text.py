@@ -36,7 +36,7 @@ def test_documents_are_markov_sentences_over_the_word_tokens():
     # each word is followed by at most `branching` distinct words inside a sentence
     followers: dict[int, set[int]] = {}
     for s in complete:
-        for a, b in zip(s[:-2], s[1:-1]):
+        for a, b in zip(s[:-2], s[1:-1], strict=True):
             followers.setdefault(a, set()).add(b)
     assert max(len(f) for f in followers.values()) == 2
 
@@ -85,11 +85,11 @@ def test_training_batches_mix_passkey_and_language_rows():
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (lambda l: l.document(10, 0), TypeError, "random.Random"),
-        (lambda l: l.document(-1, random.Random(0)), ValueError, "length must be at least 0"),
-        (lambda l: l.passkey_example(15, random.Random(0)), ValueError, "length must be an int > 15"),
-        (lambda l: l.language_batch(0, 10, random.Random(0)), ValueError, "batch must be at least 1"),
-        (lambda l: l.training_batch(2, 64, random.Random(0), passkey_fraction=2), ValueError, "passkey_fraction"),
+        (lambda lang: lang.document(10, 0), TypeError, "random.Random"),
+        (lambda lang: lang.document(-1, random.Random(0)), ValueError, "length must be at least 0"),
+        (lambda lang: lang.passkey_example(15, random.Random(0)), ValueError, "length must be an int > 15"),
+        (lambda lang: lang.language_batch(0, 10, random.Random(0)), ValueError, "batch must be at least 1"),
+        (lambda lang: lang.training_batch(2, 64, random.Random(0), passkey_fraction=2), ValueError, "passkey_fraction"),
     ],
 )
 def test_bad_arguments_are_rejected_with_a_clear_error(call, error, match):

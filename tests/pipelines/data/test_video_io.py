@@ -10,8 +10,8 @@ from axialrope.pipelines.data import folders as folder_data
 from axialrope.pipelines.data import video_io
 from axialrope.pipelines.data.buckets import Bucket
 from axialrope.pipelines.data.folders import VideoFolderDataset
-from axialrope.pipelines.sampling.outputs import save_mp4, save_videos
 from axialrope.pipelines.data.video_io import probe_video, read_video_frames, write_mp4
+from axialrope.pipelines.sampling.outputs import save_mp4, save_videos
 
 av = pytest.importorskip("av")
 

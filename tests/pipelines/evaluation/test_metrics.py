@@ -3,8 +3,14 @@
 import pytest
 import torch
 
-from axialrope.pipelines.evaluation.metrics import laplacian_pyramid, repetition_score, shape_persistence, swd, video_swd
 from axialrope.pipelines.data.procedural import MovingShapesDataset
+from axialrope.pipelines.evaluation.metrics import (
+    laplacian_pyramid,
+    repetition_score,
+    shape_persistence,
+    swd,
+    video_swd,
+)
 
 
 def textured(n, size=32, seed=0):

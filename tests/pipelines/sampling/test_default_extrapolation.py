@@ -21,7 +21,9 @@ from axialrope import Extrapolation
 from axialrope.models import create_dit
 from axialrope.pipelines.sampling.bundled import bundled_model_path
 from axialrope.pipelines.sampling.default_extrapolation import (
-    FALLBACK_EXTRAPOLATION, band_for_scale, check_default_extrapolation,
+    FALLBACK_EXTRAPOLATION,
+    band_for_scale,
+    check_default_extrapolation,
 )
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.sampling.runs import pipeline_from_config, write_pipeline_config

@@ -7,6 +7,7 @@ positions); sample quality is irrelevant.
 from __future__ import annotations
 
 import dataclasses
+from itertools import pairwise
 
 import numpy as np
 import PIL.Image
@@ -167,7 +168,7 @@ def test_the_kappa_variants_start_extrapolated_and_end_at_the_trained_encoding(i
     # step 0 is pure noise (sigma = 1): the full per-axis scale s_a = eval / trained tokens
     assert _factors(seen[0], 2) == pytest.approx([2.0, 3.0])
     first_axis = [_factors(c, 2)[0] for c in seen]
-    assert all(a > b for a, b in zip(first_axis, first_axis[1:]))  # shrinks as sigma falls
+    assert all(a > b for a, b in pairwise(first_axis))  # shrinks as sigma falls
     # the last step runs at flow matching's smallest sigma, 1/1000: kappa = 1e-6, s^kappa = 1 + O(1e-6)
     assert _factors(seen[-1], 2) == pytest.approx([1.0, 1.0], abs=1e-5)
     assert seen[-1].attention_scale == pytest.approx(original.attention_scale, abs=1e-5)
@@ -178,7 +179,7 @@ def test_dype_methods_follow_the_authors_schedule_per_step(image_pipe):
     seen = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-yarn",
                            num_inference_steps=4)
     kappas = [c.scaling[0].kappa for c in seen]
-    assert kappas[0] == pytest.approx(1.0) and all(a > b for a, b in zip(kappas, kappas[1:]))
+    assert kappas[0] == pytest.approx(1.0) and all(a > b for a, b in pairwise(kappas))
     assert [s.factor for s in seen[-1].scaling] == [2.0, 3.0]  # s itself, not s^kappa
     ntk = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-ntk",
                           num_inference_steps=4)

@@ -13,10 +13,10 @@ import torch
 from PIL import Image
 from safetensors.torch import load_file
 
-from axialrope.pipelines.training import loop as train_loop
 from axialrope.pipelines.cli import main as cli_main
-from axialrope.pipelines.training.config import TrainConfig
 from axialrope.pipelines.cli.train import add_arguments, config_from_args
+from axialrope.pipelines.training import loop as train_loop
+from axialrope.pipelines.training.config import TrainConfig
 from axialrope.pipelines.training.outputs import read_loss_log
 
 REPO = Path(__file__).resolve().parents[2]
@@ -258,7 +258,9 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_weights(tmp_path, d
     for folder in ("model", "model_ema"):
         a, b = weights(tmp_path / "killed" / folder), weights(tmp_path / "straight" / folder)
         assert all(torch.equal(a[k], b[k]) for k in a), folder
-    strip = lambda records: [(r["step"], r["loss"], r["lr"]) for r in records]
+    def strip(records):
+        return [(r["step"], r["loss"], r["lr"]) for r in records]
+
     assert strip(read_loss_log(tmp_path / "killed" / "loss.jsonl")) == strip(read_loss_log(tmp_path / "straight" / "loss.jsonl"))
 
 
