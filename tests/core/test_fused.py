@@ -294,6 +294,7 @@ def test_the_sum_of_squares_written_for_inductor_is_the_plain_sum(layout, dtype)
         torch.testing.assert_close(got.double(), expected, rtol=1e-6, atol=0)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not triton_rope.available(), reason="triton is not installed")
 def test_triton_kernels_indexing_in_the_interpreter(run_triton_interpreted):
     """Forward and backward Triton kernels, run on CPU tensors by Triton's interpreter (no GPU needed)."""

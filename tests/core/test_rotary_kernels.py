@@ -419,6 +419,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not triton_rope.available(), reason="triton is not installed")
 def test_triton_kernel_indexing_in_the_interpreter(run_triton_interpreted):
     """The Triton kernel's indexing, run on CPU tensors by Triton's interpreter (no GPU needed)."""

@@ -84,6 +84,7 @@ def copy_run(run: Path, to: Path) -> Path:
     return to
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, at, resumes_from", [("mid-run", 10, 4), ("mid-checkpoint", 4, 2)])
 def test_a_run_killed_mid_step_or_mid_checkpoint_resumes_to_the_same_weights(tmp_path, straight, mode, at, resumes_from,
                                                                               capsys):

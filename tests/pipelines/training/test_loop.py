@@ -238,6 +238,7 @@ def _asymmetric_images(folder: Path) -> dict:
     return dict(data="image_folder", data_dir=str(folder), resolution=["8", "8x16"], random_flip=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("data", ["shapes", "folder"])
 def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_weights(tmp_path, data):
     # The folder run also draws random flips from the global RNG (restored per process by
@@ -295,6 +296,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_cpu_processes_hold_identical_weights_and_only_the_main_one_writes(tmp_path):
     config = dict(TINY, output_dir=str(tmp_path / "run"), batch_size=2)
     script = tmp_path / "two.py"
