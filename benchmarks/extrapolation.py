@@ -48,42 +48,16 @@ import math
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from reporting import save_labelled_grid
+from samples_and_real import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_images, real_videos
 
-from axialrope import Extrapolation
-from axialrope.pipelines.data.render import render_images, render_videos
-from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
-from axialrope.pipelines.data.textures import render_textures, sample_textures
 from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd
 from axialrope.pipelines.sampling.bundled import bundled_model_path
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-
-__all__ = ["FLOOR_SEED", "REAL_SEED", "Method", "fastest_shift", "generate", "real_images", "real_videos"]
-
-
-@dataclass(frozen=True)
-class Method:
-    """A row of the tables: an extrapolation method, optionally with entropy scaling."""
-
-    name: str
-    entropy_scaling: bool = False
-
-    @property
-    def label(self) -> str:
-        return self.name + ("+entropy" if self.entropy_scaling else "")
-
-    @classmethod
-    def from_label(cls, label: str) -> Method:
-        return cls(label.removesuffix("+entropy"), label.endswith("+entropy"))
-
-    def extrapolation(self) -> Extrapolation:
-        return Extrapolation(self.name, entropy_scaling=self.entropy_scaling)
-
 
 IMAGE_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn")
 VIDEO_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk",
@@ -92,7 +66,6 @@ ROPE_METHODS = [Method(name, entropy) for entropy in (False, True) for name in I
 SINCOS_METHODS = [Method("none"), Method("none", True)]  # a sin-cos model has no frequencies to rescale
 VIDEO_METHODS = [Method(name) for name in VIDEO_METHOD_NAMES] + [Method("none", True)]
 
-REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from training (seed 0)
 MODELS = {  # data kind -> {model: bundled name}
     "shapes": {"rope": "shapes-rope", "sincos": "shapes-sincos"},
     "textures": {"rope": "textures-rope", "sincos": "textures-sincos"},
@@ -103,40 +76,6 @@ IMAGE_SIZES = [(32, 32), (48, 48), (64, 64), (96, 96), (32, 64), (64, 32)]
 VIDEO_SIZES = [(8, 32, 32), (16, 32, 32), (24, 32, 32), (8, 64, 64)]
 RECOGNITION_SIZES = [(64, 64), (96, 96)]  # 2x and 3x: averaged down to 32x32 by 2 and 3
 RAW_HEADER = ["data", "model", "method", "size", "seed", "metric", "value"]
-
-
-def real_images(count: int, height: int, width: int, seed: int, kind: str = "shapes",
-                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Items first .. first + count - 1 of a procedural family: (count, 3, h, w) in [0, 1], and their labels."""
-    indices = range(first, first + count)
-    if kind == "shapes":
-        scenes = sample_scenes(seed, indices)
-        return render_images(scenes, height, width), scenes.labels
-    textures = sample_textures(seed, indices)
-    return render_textures(textures, height, width), textures.labels
-
-
-def real_videos(count: int, frames: int, height: int, width: int, seed: int,
-                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """(count, 3, t, h, w) renders in [0, 1] of scenes first .. first + count - 1, and their labels."""
-    scenes = sample_scenes(seed, range(first, first + count))
-    return render_videos(scenes, frames, height, width), scenes.labels
-
-
-def fastest_shift(lag: int, height: int, width: int) -> int:
-    """Pixels the fastest procedural shape can move along an axis in `lag` frames (shape persistence's max_shift)."""
-    return math.ceil(SceneConfig().speed[1] * lag * max(height, width))
-
-
-def generate(pipe: AxialDiTPipeline, method: Method, labels: torch.Tensor, size: dict, steps: int, guidance: float,
-             seed: int) -> torch.Tensor:
-    """Samples in [0, 1]: images (n, 3, h, w) or videos (n, 3, t, h, w)."""
-    out = pipe(class_labels=labels.tolist(), num_inference_steps=steps, guidance_scale=guidance,
-               generator=torch.Generator().manual_seed(seed), extrapolation=method.extrapolation(),
-               output_type="pt", **size)
-    if out.frames is not None:
-        return out.frames.permute(0, 2, 1, 3, 4)  # (n, t, c, h, w) -> (n, c, t, h, w)
-    return out.images
 
 
 def size_label(size) -> str:
@@ -192,7 +131,8 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
     classifier = None
     if kind == "shapes" and size in RECOGNITION_SIZES:
         classifier = shape_classifier(args)
-    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled) for model, bundled in MODELS[kind].items()}
+    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled)
+             for model, bundled in MODELS[kind].items()}
     grid_rows = {}
     for seed in range(args.seeds):
         first = seed * args.num  # seed s: its own block of real images and their labels

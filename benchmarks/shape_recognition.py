@@ -34,8 +34,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from einops import rearrange
-from extrapolation import REAL_SEED, Method, generate
 from reporting import write_table
+from samples_and_real import REAL_SEED, Method, generate
 from torch import nn
 from torchvision.transforms.functional import gaussian_blur
 from tqdm import tqdm
@@ -156,7 +156,8 @@ def main() -> None:
         pipe = AxialDiTPipeline.from_model(load_dit(name), "flow")
         pipe.set_progress_bar_config(disable=True)
         if pipe.trained_size[-2:] != (SIZE, SIZE):
-            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; the classifier reads {SIZE}x{SIZE}")
+            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; "
+                             f"the classifier reads {SIZE}x{SIZE}")
         for scale in args.guidance:
             start = time.perf_counter()
             # no size given: the pipeline samples at the model's trained size

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from extrapolation import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos
 from reporting import save_labelled_grid, write_table
+from samples_and_real import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos
 
 from axialrope.pipelines.data.scenes import SHAPE_KINDS
 from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd
