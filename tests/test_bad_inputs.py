@@ -38,6 +38,7 @@ from axialrope.pipelines.objectives import make_objective, sample
 from axialrope.pipelines.paths import check_output_file, check_output_folder
 from axialrope.pipelines.sampling.bundled import bundled_model_path, load_dit, load_pipeline
 from axialrope.pipelines.sampling.memory import check_sampling_memory
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.training.checkpoints import DamagedCheckpointError, find_resumable, read_checkpoint
 from axialrope.pipelines.training.config import TrainConfig, read_config_file
 from axialrope.pipelines.training.loop import train
@@ -85,6 +86,16 @@ def dit_call(timestep, **overrides):
 def lm():
     torch.manual_seed(0)
     return TinyCausalLM(TextLMConfig(vocab_size=8, dim=16, depth=1, num_heads=2, num_kv_heads=1))
+
+
+def nan_weights_pipe():
+    """A tiny DiT pipeline with one NaN weight: its samples cannot be finite."""
+    model = dit()
+    with torch.no_grad():
+        next(model.parameters()).fill_(math.nan)
+    pipe = AxialDiTPipeline.from_model(model)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
 
 
 def set_attr(obj, name, value):
@@ -328,6 +339,26 @@ PYTHON_CASES = [
     ("pipeline-negative-guidance", lambda t, p: lambda: p(class_labels=[0], guidance_scale=-2.0, num_inference_steps=1),
      ValueError, "guidance_scale"),
     ("pipeline-nan-guidance", lambda t, p: lambda: p(class_labels=[0], guidance_scale=math.nan), ValueError, "guidance"),
+    ("pipeline-inf-guidance", lambda t, p: lambda: p(class_labels=[0], guidance_scale=math.inf), ValueError,
+     "guidance_scale"),
+    ("pipeline-guidance-1e30", lambda t, p: lambda: p(class_labels=[0], guidance_scale=1e30), ValueError,
+     "guidance_scale"),
+    ("pipeline-guidance-1000", lambda t, p: lambda: p(class_labels=[0], guidance_scale=1000.0), ValueError,
+     "guidance_scale"),
+    ("pipeline-nan-latents", lambda t, p: lambda: p(class_labels=[0], latents=torch.full((1, 3, 32, 32), math.nan)),
+     ValueError, "latents must be finite"),
+    ("pipeline-inf-latents", lambda t, p: lambda: p(class_labels=[0], latents=torch.full((1, 3, 32, 32), math.inf)),
+     ValueError, "latents must be finite"),
+    ("pipeline-callback-nan-latents", lambda t, p: lambda: p(
+        class_labels=[0], num_inference_steps=1, callback_on_step_end=lambda pipe, i, ts, kw: {
+            "latents": torch.full_like(kw["latents"], math.nan)}), ValueError, "not finite"),
+    ("pipeline-nan-weights", lambda t, p: (q := nan_weights_pipe(), lambda: q(class_labels=[0],
+                                                                           num_inference_steps=1))[-1],
+     ValueError, "not finite"),
+    ("pipeline-extrapolation-unknown-with-entropy", lambda t, p: lambda: p(
+        class_labels=[0], extrapolation="yarnn+entropy"), ValueError, "method"),
+    ("pipeline-extrapolation-entropy-alone", lambda t, p: lambda: p(class_labels=[0], extrapolation="+entropy"),
+     ValueError, "method"),
     ("default-extrapolation-not-a-list", lambda t, p: lambda: p.set_default_extrapolation("pi"), TypeError,
      "default_extrapolation"),
     ("default-extrapolation-unknown-method", lambda t, p: lambda: p.set_default_extrapolation(
@@ -402,6 +433,7 @@ CLI_CASES = [
                  id="compare-huge-size"),
     pytest.param(lambda t: ["sample", "--guidance", "-1"], "--guidance", id="sample-negative-guidance"),
     pytest.param(lambda t: ["sample", "--guidance", "nan"], "--guidance", id="sample-nan-guidance"),
+    pytest.param(lambda t: ["sample", "--guidance", "1e30"], "guidance", id="sample-guidance-1e30"),
     pytest.param(lambda t: ["compare", "--guidance", "-2"], "--guidance", id="compare-negative-guidance"),
     pytest.param(lambda t: ["sample", "--steps", "0"], "--steps", id="sample-zero-steps"),
     pytest.param(lambda t: ["sample", "--fps", "0"], "--fps", id="sample-zero-fps"),

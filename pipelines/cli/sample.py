@@ -32,9 +32,8 @@ import sys
 import time
 
 from ..sampling.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
+from ..sampling.extrapolation_names import AUTO, is_auto, make_extrapolation
 
-ENTROPY_SUFFIX = "+entropy"
-AUTO = "auto"  # --extrapolation's default: the pipeline's recorded method for the scale (see make_extrapolation)
 DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
 # the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
 SCHEDULER_HELP = ("a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
@@ -119,27 +118,6 @@ def split_family_options(options: dict) -> tuple[dict, dict]:
     """(Extrapolation options, apply_extrapolation's own options)."""
     return ({k: v for k, v in options.items() if k not in FAMILY_OPTIONS},
             {k: v for k, v in options.items() if k in FAMILY_OPTIONS})
-
-
-def make_extrapolation(name: str, entropy_scaling: bool = False, options: dict | None = None, auto=None):
-    """An `Extrapolation` from "NAME" or "NAME+entropy" and keyword options.
-
-    "auto" (or "auto+entropy") is `auto(entropy_scaling=...)`, the method a caller resolves for its model and
-    size, with the options on top; without `auto` it is refused as an unknown method (a caller that
-    cannot resolve it must not sample something else under its name).
-    """
-    from axialrope import Extrapolation
-
-    if name.endswith(ENTROPY_SUFFIX):
-        name, entropy_scaling = name.removesuffix(ENTROPY_SUFFIX), True
-    if name == AUTO and auto is not None:
-        return dataclasses.replace(auto(entropy_scaling=entropy_scaling), **(options or {}))
-    return Extrapolation(name, entropy_scaling=entropy_scaling, **(options or {}))
-
-
-def is_auto(name: str) -> bool:
-    """True for --extrapolation auto or auto+entropy."""
-    return name.removesuffix(ENTROPY_SUFFIX) == AUTO
 
 
 def plain_extrapolation(entropy_scaling: bool):

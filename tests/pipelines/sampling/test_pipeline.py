@@ -144,6 +144,19 @@ def test_beyond_the_trained_size_methods_change_the_samples(image_pipe):
             assert not torch.allclose(outputs[a], outputs[b]), (a, b)
 
 
+def test_the_pipeline_takes_the_extrapolation_names_of_the_cli(image_pipe):
+    from axialrope.pipelines.cli import sample as cli
+    from axialrope.pipelines.sampling import extrapolation_names
+
+    assert cli.make_extrapolation is extrapolation_names.make_extrapolation  # one parser for both
+    kwargs = dict(class_labels=[0], height=32, width=32)
+    assert torch.equal(_run(image_pipe, extrapolation="yarn+entropy", **kwargs),
+                       _run(image_pipe, extrapolation=Extrapolation("yarn", entropy_scaling=True), **kwargs))
+    auto = image_pipe.resolve_extrapolation(height=32, width=32, entropy_scaling=True)
+    assert torch.equal(_run(image_pipe, extrapolation="auto+entropy", **kwargs),
+                       _run(image_pipe, extrapolation=auto, **kwargs))
+
+
 def _record_configs(pipe, **kwargs):
     """The rope_config the model sees at each of its forward calls during one pipeline call."""
     seen = []
