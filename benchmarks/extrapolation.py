@@ -1,43 +1,17 @@
-"""Which extrapolation method works, measured on two kinds of data, over seeds.
+"""Which extrapolation method works, measured on two kinds of data, over seeds (docs/extrapolation.md).
 
-Images. For each kind of data a RoPE model and a sin-cos model, both trained at 32x32,
-sample at 1x, 1.5x, 2x and 3x the side and at two non-square shapes, with every method,
-each with and without entropy scaling:
-- shapes: one object framed by the picture, so a larger picture is the same scene at a
-  higher sampling rate (`pipelines/data/scenes.py`);
-- textures: an endless plane at a fixed scale in pixels, so a larger picture is a wider
-  window (`pipelines/data/textures.py`).
-A cell (model, method, size) is measured once per seed. Seed s draws its own noise and its
-own real images (block s of a held-out scene family, disjoint from training), and the
-cell's SWD (Laplacian-pyramid sliced Wasserstein distance, x1e3, lower is better) is
-against those real images, which carry the same class labels. The headline SWD averages
-the pyramid's band-pass levels ("detail": edges, strokes, outlines) and leaves out its
-low-pass residual, which with a dozen images per seed measures which colours were drawn:
-on the textures, whose palette is random, the residual level of two real sets lay further
-apart than any model's samples from the real ones. The SWD over every level is kept beside
-it (metric "swd", table extrapolation_images_full). Tables give the mean over
-the seeds and the bootstrap 95% interval of that mean (`pipelines/evaluation/intervals.py`);
-a method is called best only where its interval clears the runner-up's. The floor is the
-SWD between two independent real sets. A shape classifier (`shape_recognition.py`) also
-reads the shapes models' 2x and 3x samples, averaged down to the 32x32 it reads.
+RoPE and sin-cos models of procedural shapes and textures, trained at 32x32, sample at 1x to 3x the side
+and at two non-square shapes with every method, with and without entropy scaling; the bundled video
+model at 2x and 3x the frames and 2x the side. Each cell: detail SWD (and full SWD, shape recognition,
+video motion scores) against held-out real renders, once per seed. The work runs as parts (a data kind
+and size each, a video size, the classifier), `--jobs` processes at a time, each writing
+<out>/raw/<part>.csv; `extrapolation_report.py` then writes the tables, plots and each bundled
+pipeline's `default_extrapolation`.
 
-Video. The bundled video model (8 frames of 32x32) at 2x and 3x the frames and at 2x the
-side, with every method (RIFLEx among them): per-frame SWD, SWD of frame differences
-(motion), a repetition score (1: the clip loops back on itself) and shape persistence (1:
-the shapes' silhouettes move rigidly over the trained clip length), the same seeds.
-
-The work is split into parts (one per data kind and size, one per video size, and the shape
-classifier), run as separate processes, `--jobs` at a time with one thread each, longest
-first. Each part writes its raw values to <out>/raw/<part>.csv and its pictures to <out>;
-then the report turns the raw values into tables, plots, pictures and each bundled
-pipeline's `default_extrapolation` (the method with the lowest mean SWD per scale range).
-
-    python benchmarks/extrapolation.py               # everything, into benchmarks/results (2 CPU cores)
+    python benchmarks/extrapolation.py               # everything, into benchmarks/results
     python benchmarks/extrapolation.py --quick       # the whole path in short (1x and 2x, 2 seeds, few samples)
     python benchmarks/extrapolation.py --report-only # the report again, from the raw values
     python benchmarks/extrapolation.py --part textures:64x64   # one part alone
-
-Wall times are in docs/extrapolation.md, beside the tables.
 """
 
 from __future__ import annotations
