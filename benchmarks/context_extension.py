@@ -22,6 +22,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -264,7 +265,7 @@ def main(argv=None) -> int:
     for method in FINETUNED:
         for length in settings.lengths:
             path = args.cache / f"finetune-{method}-{length}-{settings.key('finetune', method, length)}.safetensors"
-            model, info = cached_model(path, lambda: fine_tune(base_path, settings, language, method, length, device),
+            model, info = cached_model(path, partial(fine_tune, base_path, settings, language, method, length, device),
                                        device)
             tuned_seconds.append(info["train_seconds"])
             results.append(score(model, sets, method, "fine-tuned", length, length / trained))

@@ -194,9 +194,9 @@ def part_bandwidth() -> int:
         moved = 2 * 2 * q.numel() * q.element_size() + 2 * cos.numel() * cos.element_size()
         with rotary_backend("triton"):
             timings = {
-                "copy": _time_cuda(lambda: (q.clone(), k.clone())),
-                "apply": _time_cuda(lambda: apply_rotary_qk(q, k, cos, sin)),
-                "fused": _time_cuda(lambda: rms_norm_rotary_qk(q, k, cos, sin, qw, kw)),
+                "copy": _time_cuda(lambda q=q, k=k: (q.clone(), k.clone())),
+                "apply": _time_cuda(lambda q=q, k=k: apply_rotary_qk(q, k, cos, sin)),
+                "fused": _time_cuda(lambda q=q, k=k, qw=qw, kw=kw: rms_norm_rotary_qk(q, k, cos, sin, qw, kw)),
             }
         for kernel, seconds in timings.items():
             rate = moved / seconds
