@@ -173,7 +173,8 @@ def markdown(results: list[dict], settings: Settings, notes: list[str]) -> str:
     header = "| method | regime | " + " | ".join(title for _, _, title in columns(settings)) + " |"
     rule = "|---|---|" + "---:|" * len(columns(settings))
     out = []
-    for metric, title, fmt in (("passkey", "Passkey retrieval accuracy (all 5 digits right; higher is better)", "{:.2f}"),
+    for metric, title, fmt in (("passkey", "Passkey retrieval accuracy (all 5 digits right; higher is better)",
+                                "{:.2f}"),
                                ("ppl", "Perplexity of the synthetic language (lower is better)", "{:.2f}")):
         out += [f"**{title}**", "", header, rule]
         for method, regime in rows:
