@@ -131,7 +131,7 @@ def main() -> None:
               "", "| start | steps 1-10 | last 50 steps | s/step |", "|---|---|---|---|"]
     lines += [f"| {name} | {r['first']:.4f} | {r['last']:.4f} | {r['s/step']:.3f} |" for name, r in runs.items()]
     lines += ["", f"Total {time.perf_counter() - started:.0f} s. "
-              "One seed: loss differences below about 0.005 are noise."]
+                  "One seed: loss differences below about 0.005 are noise."]
     (args.out / "video_init.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -194,7 +194,8 @@ def _check_method(family: Family, extrapolation: Extrapolation) -> None:
     if extrapolation.method == "riflex" and not family.video:
         raise ValueError(f"riflex extrapolates video length; {family.name} is an image model")
     if family.video and extrapolation.temporal_axis != 0:
-        raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be 0, got {extrapolation.temporal_axis}")
+        raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be 0, "
+                         f"got {extrapolation.temporal_axis}")
 
 
 def _pre_forward(family: Family, rope, time: StepTime, transformer):

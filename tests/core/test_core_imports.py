@@ -10,8 +10,8 @@ CORE = Path(__file__).resolve().parents[2] / "axialrope"
 
 CHECK = """
 import sys
-import axialrope, axialrope.fused, axialrope.kernels.compiling, axialrope.kernels.backends
-import axialrope.kernels.triton_norm_rope
+import axialrope, axialrope.fused, axialrope.kernels.compiling
+import axialrope.kernels.backends, axialrope.kernels.triton_norm_rope
 heavy = sorted(name for name in ("diffusers", "transformers", "accelerate", "torchvision") if name in sys.modules)
 print(",".join(heavy))
 """

@@ -130,7 +130,8 @@ class ExtrapolatedRope(nn.Module):
         key = (grid, t, self.token_spacing())
         if key not in self._plans:
             plan = self.extrapolation.plan(self.trained_grid, grid, t, token_spacing=self.token_spacing())
-            if plan.logit_scale == 1.0 and all(_is_identity(s, *a) for s, a in zip(plan.scalings, self.planned_axes(), strict=True)):
+            if plan.logit_scale == 1.0 and all(_is_identity(s, *a)
+                                               for s, a in zip(plan.scalings, self.planned_axes(), strict=True)):
                 plan = None  # e.g. riflex not yet past N_k, or dype-ntk at t = 0
             if len(self._plans) >= 64:  # timestep-dependent methods plan every step: keep it bounded
                 self._plans.clear()

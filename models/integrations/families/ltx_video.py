@@ -68,7 +68,8 @@ class LTXVideoRope(ExtrapolatedRope):
         """Per axis, the g distance between neighbouring tokens (1 without a scale)."""
         if rope_interpolation_scale is None:
             return (1.0, 1.0, 1.0)
-        return tuple(float(s) * p / b for s, p, b in zip(rope_interpolation_scale, self.patches, self.bases, strict=True))
+        return tuple(float(s) * p / b
+                     for s, p, b in zip(rope_interpolation_scale, self.patches, self.bases, strict=True))
 
     def forward(self, hidden_states, num_frames=None, height=None, width=None, rope_interpolation_scale=None,
                 video_coords=None):

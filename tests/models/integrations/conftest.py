@@ -71,7 +71,8 @@ def run_flux(model, grid, timestep):
     h, w = grid
     g = _gen()
     with torch.no_grad():
-        return model(hidden_states=torch.randn(1, h * w, 4, generator=g), encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+        return model(hidden_states=torch.randn(1, h * w, 4, generator=g),
+                     encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
                      pooled_projections=torch.randn(1, 8, generator=g), timestep=torch.tensor([timestep]),
                      img_ids=flux_ids(h, w), txt_ids=torch.zeros(3, 3)).sample
 
@@ -83,8 +84,9 @@ def make_qwen():
     from diffusers import QwenImageTransformer2DModel
 
     torch.manual_seed(0)
-    return QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1, attention_head_dim=16,
-                                       num_attention_heads=2, joint_attention_dim=16, axes_dims_rope=(4, 6, 6)).eval()
+    return QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
+                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
+                                       axes_dims_rope=(4, 6, 6)).eval()
 
 
 def run_qwen(model, grid, timestep):
@@ -104,8 +106,9 @@ def make_wan(head_dim=12):
     from diffusers import WanTransformer3DModel
 
     torch.manual_seed(0)
-    return WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=head_dim, in_channels=4,
-                                 out_channels=4, text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1, rope_max_seq_len=64).eval()
+    return WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=head_dim,
+                                 in_channels=4, out_channels=4, text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1,
+                                 rope_max_seq_len=64).eval()
 
 
 def run_wan(model, grid, timestep):
@@ -147,8 +150,8 @@ def make_cogvideox():
 
     torch.manual_seed(0)
     return CogVideoXTransformer3DModel(num_attention_heads=1, attention_head_dim=64, in_channels=4, out_channels=4,
-                                       time_embed_dim=4, text_embed_dim=8, num_layers=1, sample_width=8, sample_height=8,
-                                       sample_frames=9, patch_size=2, temporal_compression_ratio=4,
+                                       time_embed_dim=4, text_embed_dim=8, num_layers=1, sample_width=8,
+                                       sample_height=8, sample_frames=9, patch_size=2, temporal_compression_ratio=4,
                                        max_text_seq_length=4, use_rotary_positional_embeddings=True).eval()
 
 
@@ -234,7 +237,8 @@ def _cogvideox_rope_table(model, grid):
 CASES = {
     "flux": Case("flux", make_flux, run_flux, lambda m, g, t: _through_forward(m, g, t, run_flux, "pos_embed"),
                  lambda m, g: m.pos_embed(torch.cat([torch.zeros(3, 3), flux_ids(*g)])), (4, 4), 1.0),
-    "qwen-image": Case("qwen-image", make_qwen, run_qwen, lambda m, g, t: _through_forward(m, g, t, run_qwen, "pos_embed"),
+    "qwen-image": Case("qwen-image", make_qwen, run_qwen,
+                       lambda m, g, t: _through_forward(m, g, t, run_qwen, "pos_embed"),
                        lambda m, g: m.pos_embed([[(1, *g)]], device=torch.device("cpu"), max_txt_seq_len=5),
                        (4, 4), 1.0),
     "wan": Case("wan", make_wan, run_wan, lambda m, g, t: _through_forward(m, g, t, run_wan, "rope"),

@@ -42,7 +42,8 @@ def yarn_logit_scale(method, case, grid):
     """VisionYaRN's temperature on the logits (from the token ratio), 1 for the other methods."""
     if method not in ("yarn", "kappa-yarn"):
         return 1.0
-    ratio = math.prod(max(1.0, n / tr) ** (T * T if method == "kappa-yarn" else 1) for n, tr in zip(grid, case.trained, strict=True))
+    ratio = math.prod(max(1.0, n / tr) ** (T * T if method == "kappa-yarn" else 1)
+                      for n, tr in zip(grid, case.trained, strict=True))
     return (0.1 * math.log(ratio) + 1) ** 2
 
 
@@ -102,7 +103,8 @@ def expected_ltx(original, grid, trained, method, authors, gain, scale):
     n, theta = original.dim // 6, float(original.theta)
     omega = np.pi / 2 * theta ** (np.arange(n) / (n - 1))  # LTX's order: lowest frequency first
     steps = [s * p / b for s, p, b in zip(scale, (original.patch_size_t, original.patch_size, original.patch_size),
-                                          (original.base_num_frames, original.base_height, original.base_width), strict=True)]
+                                          (original.base_num_frames, original.base_height, original.base_width),
+                                          strict=True)]
     angles = []
     for size, tr, step in zip(grid, trained, steps, strict=True):
         s = size / tr
