@@ -64,7 +64,7 @@ def test_riflex_on_an_image_model_is_a_value_error(tiny):
 
 def test_family_specific_options_and_configurations(tiny):
     wan = tiny.make_wan()
-    with pytest.raises(TypeError, match="for Flux only"):
+    with pytest.raises(TypeError, match="for FLUX.1 only"):
         apply_extrapolation(wan, "dype-yarn", shift_cap=True)
     with pytest.raises(ValueError, match="temporal_axis must be 0"):
         apply_extrapolation(wan, "riflex", temporal_axis=1)
