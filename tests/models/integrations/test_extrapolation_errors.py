@@ -78,6 +78,14 @@ def test_family_specific_options_and_configurations(tiny):
     with pytest.raises(ValueError, match="absolute positions"):
         apply_extrapolation(absolute, "pi")
     assert not hasattr(absolute, "_axialrope_extrapolation")
+    from diffusers import QwenImageTransformer2DModel
+
+    layered = QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
+                                          attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
+                                          axes_dims_rope=(4, 6, 6), use_layer3d_rope=True)
+    with pytest.raises(ValueError, match="only QwenEmbedRope"):
+        apply_extrapolation(layered, "pi")
+    assert not hasattr(layered, "_axialrope_extrapolation")
 
 
 def test_a_model_that_lost_its_module_is_not_restored_over(tiny):

@@ -186,7 +186,8 @@ def test_the_pre_hook_sees_the_whole_grid_before_a_context_parallel_split(tiny):
     ids, shard_table = captured[-1]
     handle.remove()
     rope_of_whole = apply_extrapolation(model, "pi", trained_grid=(4, 4))
-    full = model.pos_embed(torch.cat([torch.zeros(3, 3), tiny.flux_ids(8, 8)]))
+    text = tiny.TINY["flux"].inputs(model, (8, 8), 0.5)["txt_ids"].shape[0]
+    full = model.pos_embed(torch.cat([torch.zeros(text, 3), tiny.flux_ids(8, 8)]))
     rope_of_whole.remove()
-    assert ids.shape[0] == 3 + 32
-    assert all(torch.equal(s, f[: 3 + 32]) for s, f in zip(shard_table, full, strict=True))
+    assert ids.shape[0] == text + 32
+    assert all(torch.equal(s, f[: text + 32]) for s, f in zip(shard_table, full, strict=True))

@@ -126,3 +126,17 @@ def test_the_handle_is_a_context_manager(member, tiny):
         assert not torch.equal(tiny.run(model, small, grid, timestep), plain)
         assert handle.family is family and handle.trained_grid == small.trained
     assert handle.removed and torch.equal(tiny.run(model, small, grid, timestep), plain)
+
+
+def test_the_declaration_describes_the_models_own_rope(member, tiny, reference, authors):
+    """At the trained grid the model's own table is the reference formula with the declared dims,
+    theta, positions and format (the model computes in float32; LTX-Video's angles reach (pi/2) theta)."""
+    family, small = member
+    model = small.make()
+    timestep = 0.5 * family.time.at_noise
+    own = tiny.rope_table(model, family, small, small.trained, timestep)
+    expected = reference.reference_for(family.kind)(family, model, small.inputs(model, small.trained, timestep),
+                                                    small.trained, small.trained, "none", timestep, authors)
+    tolerance = 2e-3 if type(family.kind).__name__ == "LTXKind" else 1e-5
+    for a, b in zip(own, expected, strict=True):
+        torch.testing.assert_close(a.to(b.dtype), b, rtol=0, atol=tolerance)

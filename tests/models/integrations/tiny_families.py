@@ -65,13 +65,16 @@ def make_flux(head_dim=16, axes=(4, 6, 6), heads=2):
                                   pooled_projection_dim=8, axes_dims_rope=axes).eval()
 
 
+FLUX_TEXT = 4  # text tokens (an even count: context parallelism splits them over two ranks)
+
+
 def flux_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
     return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
                 pooled_projections=torch.randn(1, 8, generator=g), timestep=torch.tensor([float(timestep)]),
-                img_ids=flux_ids(h, w), txt_ids=torch.zeros(3, 3))
+                img_ids=flux_ids(h, w), txt_ids=torch.zeros(FLUX_TEXT, 3))
 
 
 def without_zero_init(model):
