@@ -104,7 +104,8 @@ class Family:
         riflex: published ks (first match wins); none matching: k is derived (shortest period
             beyond the trained length).
         requires: config entries the model must have (else ValueError `requires_reason`).
-        pipelines: the pipelines that use it (docs); test: the test that covers it (docs).
+        pipelines: the pipelines that use it (docs); test: the tests in tests/models/integrations/ that
+            cover it (docs).
         extras: pipeline-level changes with their option (Flux's shift cap).
     """
 
@@ -120,7 +121,7 @@ class Family:
     rope_classes: tuple[str, ...] = ()
     riflex: tuple[RiflexK, ...] = ()
     pipelines: tuple[str, ...] = ()
-    test: str = "tests/models/integrations/test_families.py"
+    test: str = "test_families.py"
     requires: tuple[tuple[str, object], ...] = ()
     requires_reason: str = ""
     extras: tuple = ()

@@ -30,13 +30,13 @@ FLUX = Family(
     rope_classes=("FluxPosEmbed",),
     pipelines=("FluxPipeline", "FluxImg2ImgPipeline", "FluxInpaintPipeline", "FluxControlNetPipeline",
                "FluxKontextPipeline", "FluxFillPipeline"),
-    test="tests/models/integrations/test_families.py, test_flux_shift_cap.py",
+    test="test_families.py, test_flux_shift_cap.py, test_call_state.py, test_context_parallel.py",
     extras=(FluxShiftCap(),),
 )
 
 # its ControlNet carries its own copy of the rope; patched with the transformer when a pipeline is passed
 FLUX_CONTROLNET = replace(FLUX, name="flux-controlnet", title="FLUX.1 ControlNet", classes=("FluxControlNetModel",),
                           pipelines=("FluxControlNetPipeline",), extras=(),
-                          test="tests/models/integrations/test_pipelines.py")
+                          test="test_families.py, test_pipelines.py")
 
 FAMILIES = (FLUX, FLUX_CONTROLNET)

@@ -28,6 +28,7 @@ HUNYUAN_VIDEO = Family(
     riflex=(RiflexK(4, "thu-ml/RIFLEx hunyuanvideo.py (N_k = 50)",
                     when=(("rope_axes_dim", (16, 56, 56)), ("rope_theta", 256.0))),),
     pipelines=("HunyuanVideoPipeline",),
+    test="test_families.py, test_extrapolation_tables.py",
 )
 
 FAMILIES = (HUNYUAN_VIDEO,)

@@ -32,6 +32,7 @@ LTX_VIDEO = Family(
     rope_attr="rope",
     rope_classes=("LTXVideoRotaryPosEmbed",),
     pipelines=("LTXPipeline", "LTXImageToVideoPipeline"),
+    test="test_families.py, test_extrapolation_tables.py",
 )
 
 FAMILIES = (LTX_VIDEO,)

@@ -29,11 +29,11 @@ QWEN_IMAGE = Family(
     rope_classes=("QwenEmbedRope",),
     pipelines=("QwenImagePipeline", "QwenImageImg2ImgPipeline", "QwenImageInpaintPipeline",
                "QwenImageControlNetPipeline"),
-    test="tests/models/integrations/test_families.py, test_qwen_dype.py",
+    test="test_families.py, test_qwen_dype.py",
 )
 
 QWEN_IMAGE_CONTROLNET = replace(QWEN_IMAGE, name="qwen-image-controlnet", title="Qwen-Image ControlNet",
                                 classes=("QwenImageControlNetModel",), pipelines=("QwenImageControlNetPipeline",),
-                                test="tests/models/integrations/test_pipelines.py")
+                                test="test_families.py, test_pipelines.py")
 
 FAMILIES = (QWEN_IMAGE, QWEN_IMAGE_CONTROLNET)

@@ -44,6 +44,7 @@ WAN = Family(
     rope_attr="rope",
     rope_classes=("WanRotaryPosEmbed",),
     pipelines=("WanPipeline", "WanImageToVideoPipeline", "WanVideoToVideoPipeline"),
+    test="test_families.py, test_pipelines.py, test_model_settings.py, test_context_parallel.py",
 )
 
 FAMILIES = (WAN,)
