@@ -7,12 +7,11 @@
     handle.remove()                                           # the models are exactly as before
 
 The family comes from the model's class (`registry.py`); its rope module is replaced by one of
-its rope kind (`rope_kinds/`) that returns the family's own table format, so the attention
-processors run unchanged. At or inside the trained grid the family's own module computes the
-table (bit-identical outputs); beyond it each axis gets the method with s_a = max(1, L_a / L_a_train).
-A pipeline's every transformer (Wan 2.2's `transformer_2`) and its ControlNets get the method too.
-A forward pre-hook on each model pushes the call's own state (its `timestep`, the whole inputs the
-rope needs, before diffusers' context-parallel hooks shard them) and a forward hook pops it.
+its rope kind (`rope_kinds/`) returning the family's own table format. At or inside the trained
+grid the family's own module computes the table (bit-identical outputs); beyond it each axis gets
+the method with s_a = max(1, L_a / L_a_train). A pipeline's every transformer and ControlNet gets
+it. Each model's forward pre-hook pushes the call's own state (its `timestep`, the whole inputs
+the rope needs, before context-parallel hooks shard them); its forward hook pops it.
 """
 
 from __future__ import annotations
@@ -131,23 +130,18 @@ def apply_extrapolation(pipe_or_transformer, method: str | Extrapolation = "none
     """Gives a diffusers pipeline's models (or one model) an extrapolation method.
 
     Args:
-        pipe_or_transformer: a `DiffusionPipeline` (its `transformer`, `transformer_2` and
-            `controlnet`s), or one model of a registered family (`registry.supported_classes()`).
+        pipe_or_transformer: a `DiffusionPipeline` (its `transformer`, `transformer_2`, `controlnet`s)
+            or one model of a registered family (`registry.supported_classes()`).
         method: a name of `axialrope.EXTRAPOLATION_METHODS` or an `Extrapolation`.
-        trained_grid: the token grid the model was trained at, (h, w) or (t, h, w) in latent frames
-            after the temporal patch; None: the family's declared grid for the model's config.
-        options: `Extrapolation` fields (beta_fast, dype_lambda_t, riflex_index, entropy_scaling, ...),
-            `cache_size` (tables kept, default 8) and the family's own (Flux's `shift_cap`,
-            Qwen-Image's `dype_variant`; `registry` lists them per family).
+        trained_grid: the trained token grid, (h, w) or (t, h, w) in latent frames after the temporal
+            patch; None: the family's declared grid for the model's config.
+        options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...), `cache_size`
+            (tables kept, default 8), the family's own (Flux's `shift_cap`, Qwen-Image's `dype_variant`).
 
-    Returns:
-        An `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
-
-    Raises:
-        TypeError: not a registered family (the message names the supported classes), an unknown option.
-        ValueError: a method the family cannot take (the message names those it can), a bad trained
-            grid, a configuration the family cannot extrapolate, a model already extrapolated.
-        Nothing is changed when it raises.
+    Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
+    Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,
+    ValueError for a method the family cannot take (naming those it can), a bad trained grid, a
+    configuration the family cannot extrapolate or a model already extrapolated; nothing changes then.
     """
     pipeline, models = _models_of(pipe_or_transformer)
     main_family = family_of(models[0])

@@ -91,22 +91,16 @@ class Family:
     """One family of diffusers models whose rope `apply_extrapolation` replaces.
 
     Attributes:
-        name: short name ("flux", "wan", ...); title: the name shown in the docs.
-        classes: the diffusers model classes it covers (subclasses too), by name.
+        name, title: short name ("flux") and the docs' name; classes: the model classes it covers, by name.
         kind: the rope kind (`rope_kinds`) that replaces the rope and knows its table format.
-        axes: the role of each rope axis in the rope's order ("temporal", "spatial", "reference").
-            The trained grid has one size per temporal and spatial axis, in that order.
-        rope_axes: the rope's dims and theta, from the config.
-        trained: trained grids; the first whose `when` matches the config is the default.
-        time: how `timestep` becomes t.
-        rope_attr: the model attribute holding the rope module (None: tables passed in by the pipeline).
-        rope_classes: the rope module classes accepted on `rope_attr`, by name.
-        riflex: published ks (first match wins); none matching: k is derived (shortest period
-            beyond the trained length).
-        requires: config entries the model must have (else ValueError `requires_reason`).
-        pipelines: the pipelines that use it (docs); test: the tests in tests/models/integrations/ that
-            cover it (docs).
-        extras: pipeline-level changes with their option (Flux's shift cap).
+        axes: each rope axis's role ("temporal", "spatial", "reference"); the trained grid has one
+            size per temporal and spatial axis, in that order. rope_axes: dims and theta from the config.
+        trained: trained grids, the first whose `when` matches the config; time: `timestep` to t.
+        rope_attr: the attribute holding the rope module (None: tables passed in by the pipeline);
+            rope_classes: the rope module classes accepted there, by name.
+        riflex: published ks (first match wins; none matching: k derived); requires: config entries
+            the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
+            with their option (Flux's shift cap); pipelines, test: for the docs.
     """
 
     name: str
