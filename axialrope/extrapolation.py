@@ -128,7 +128,8 @@ class Extrapolation:
             value = tuple(getattr(self, name)) if isinstance(getattr(self, name), (tuple, list)) else None
             if (value is None or len(value) != 2 or any(not is_real(v) for v in value)
                     or not value[0] > value[1] > 0):
-                raise ValueError(f"{name} must be two numbers (high, low) with high > low > 0, got {getattr(self, name)!r}")
+                raise ValueError(f"{name} must be two numbers (high, low) with high > low > 0, "
+                                 f"got {getattr(self, name)!r}")
             object.__setattr__(self, name, tuple(float(v) for v in value))
         k = self.riflex_index
         if k is not None and (not is_int(k) or k < 1):
@@ -161,7 +162,8 @@ class Extrapolation:
         kappa = None
         if self.is_timestep_dependent:
             if timestep is None or not is_real(timestep) or not 0 <= timestep <= 1:
-                raise ValueError(f"method {self.method!r} needs a timestep in [0, 1] (1 = pure noise), got {timestep!r}")
+                raise ValueError(f"method {self.method!r} needs a timestep in [0, 1] (1 = pure noise), "
+                                 f"got {timestep!r}")
             kappa = self.kappa(timestep)
             if self.method.startswith("kappa-"):
                 factors = [s**kappa for s in factors]
@@ -237,5 +239,6 @@ def _check_grids(train_grid, eval_grid) -> tuple[list[int], list[int]]:
             raise ValueError(f"{name} sizes must be positive integers, got {tuple(grid)}")
         grids.append(list(grid))
     if len(grids[0]) != len(grids[1]):
-        raise ValueError(f"train_grid {tuple(train_grid)} and eval_grid {tuple(eval_grid)} have different numbers of axes")
+        raise ValueError(f"train_grid {tuple(train_grid)} and eval_grid {tuple(eval_grid)} "
+                         "have different numbers of axes")
     return grids[0], grids[1]

@@ -34,7 +34,8 @@ from axialrope.pipelines.sampling.diffusers_families import (
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="a diffusers pipeline folder or hub id (Flux, Qwen-Image, Wan, ...)")
+    parser.add_argument("--model", required=True,
+                        help="a diffusers pipeline folder or hub id (Flux, Qwen-Image, Wan, ...)")
     parser.add_argument("--prompt", required=True)
     parser.add_argument("--sizes", type=int, nargs="+", default=None, help="square image sizes in px")
     parser.add_argument("--height", type=int, default=None, help="px (with --width, instead of --sizes)")

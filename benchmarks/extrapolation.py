@@ -192,7 +192,8 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
     classifier = None
     if kind == "shapes" and size in RECOGNITION_SIZES:
         classifier = shape_classifier(args)
-    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled) for model, bundled in MODELS[kind].items()}
+    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled)
+             for model, bundled in MODELS[kind].items()}
     grid_rows = {}
     for seed in range(args.seeds):
         first = seed * args.num  # seed s: its own block of real images and their labels

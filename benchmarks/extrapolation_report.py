@@ -138,7 +138,8 @@ def image_tables(results: Results, out: Path, metric: str = HEADLINE, name: str 
                     cell_text(results.get(data, "real", "floor", size, metric)) + " |"]))
         for model, method in results.rows(data):
             cells = [results.get(data, model, method, size, metric) for size in sizes]
-            texts = [cell_text(c, bold=winners.get(size) == f"{model} {method}") for c, size in zip(cells, sizes, strict=True)]
+            texts = [cell_text(c, bold=winners.get(size) == f"{model} {method}")
+                     for c, size in zip(cells, sizes, strict=True)]
             lines.append(f"| {model} | {method} | " + " | ".join(texts) + " |")
             for size, cell in zip(sizes, cells, strict=True):
                 if cell is not None:

@@ -156,7 +156,8 @@ def main() -> None:
         pipe = AxialDiTPipeline.from_model(load_dit(name), "flow")
         pipe.set_progress_bar_config(disable=True)
         if pipe.trained_size[-2:] != (SIZE, SIZE):
-            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; the classifier reads {SIZE}x{SIZE}")
+            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; "
+                             f"the classifier reads {SIZE}x{SIZE}")
         for scale in args.guidance:
             start = time.perf_counter()
             # no size given: the pipeline samples at the model's trained size

@@ -128,11 +128,13 @@ def main() -> None:
     for name, match in list(STARTS.items())[1:]:  # each inflated start as a model folder `init_from` reads
         folders[name] = str(args.work / f"init-{match}")
         video_dit(match).save_pretrained(folders[name])
-    runs = {name: short_run(f"run-{i}", folder, args.steps, args.work) for i, (name, folder) in enumerate(folders.items())}
+    runs = {name: short_run(f"run-{i}", folder, args.steps, args.work)
+            for i, (name, folder) in enumerate(folders.items())}
     lines += ["", f"## 3. Training loss, temporal patch 1 ({args.steps} steps, batch 8, lr 5e-4 after 50 warmup steps)",
               "", "| start | steps 1-10 | last 50 steps | s/step |", "|---|---|---|---|"]
     lines += [f"| {name} | {r['first']:.4f} | {r['last']:.4f} | {r['s/step']:.3f} |" for name, r in runs.items()]
-    lines += ["", f"Total {time.perf_counter() - started:.0f} s. One seed: loss differences below about 0.005 are noise."]
+    lines += ["", f"Total {time.perf_counter() - started:.0f} s. "
+                  "One seed: loss differences below about 0.005 are noise."]
     (args.out / "video_init.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -205,7 +205,8 @@ def sample(
     scheduler.set_timesteps(num_steps, device=noise.device)
     model_dtype = getattr(model, "dtype", torch.float32)  # diffusers models have one; plain modules run in float32
     total_time = scheduler.config.num_train_timesteps
-    x = noise.float() * getattr(scheduler, "init_noise_sigma", 1.0)  # DDPM has one (1.0); flow matching starts at sigma = 1
+    # DDPM has one (1.0); flow matching starts at sigma = 1
+    x = noise.float() * getattr(scheduler, "init_noise_sigma", 1.0)
     scale_input = getattr(scheduler, "scale_model_input", None)  # flow matching's schedulers have none
     step_kwargs = {"generator": generator} if "generator" in inspect.signature(scheduler.step).parameters else {}
     for index, t in enumerate(scheduler.timesteps):

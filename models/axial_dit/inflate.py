@@ -167,7 +167,8 @@ def initialize_from(source: DiT, target: DiT) -> dict[str, str]:
     inflation's entries.
     """
     if not isinstance(source, DiT) or not isinstance(target, DiT):
-        raise TypeError(f"source and target must be DiT models, got {type(source).__name__} and {type(target).__name__}")
+        raise TypeError(f"source and target must be DiT models, "
+                        f"got {type(source).__name__} and {type(target).__name__}")
     if (source.n_axes, target.n_axes) == (2, 3):
         return inflate_from_image(source, target)
     if source.n_axes != target.n_axes:

@@ -260,7 +260,8 @@ class DiT(ModelMixin, ConfigMixin):
                 f"hidden_states has {hidden_states.shape[1]} channels, the model expects "
                 f"in_channels={self.config.in_channels}"
             )
-        for name, size, p in zip(self.axis_names(self.n_axes), hidden_states.shape[2:], self.patchify.patch, strict=True):
+        for name, size, p in zip(self.axis_names(self.n_axes), hidden_states.shape[2:], self.patchify.patch,
+                                 strict=True):
             if size % p:
                 raise ValueError(f"hidden_states {name} {size} is not divisible by the patch size {p} along it")
 

@@ -52,16 +52,19 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=int, default=None, help="pixels (default: the trained width)")
     parser.add_argument("--frames", type=int, default=None, help="frames, video models only (default: trained)")
     parser.add_argument("--classes", nargs="+", default=None,
-                        help="class names or ids, a grid row each (default: every class; none for an unconditional model)")
+                        help="class names or ids, a grid row each (default: every class; "
+                             "none for an unconditional model)")
     parser.add_argument("--num", type=int, default=None,
                         help=f"samples per class (or in all, unconditional; default {DIT_NUM}); per prompt for a "
                              "diffusers pipeline (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initial noise")
     parser.add_argument("--steps", type=int, default=None,
-                        help=f"sampler steps (default: {DIT_STEPS}) for this project's DiTs; a diffusers pipeline's own otherwise")
+                        help=f"sampler steps (default: {DIT_STEPS}) for this project's DiTs; "
+                             "a diffusers pipeline's own otherwise")
     parser.add_argument("--scheduler", default=None, metavar="NAME", help=SCHEDULER_HELP)
     parser.add_argument("--prompt", default=None, help="the text prompt, for diffusers pipelines (default: none)")
-    parser.add_argument("--negative-prompt", default=None, help="negative prompt, for diffusers pipelines that take one (default: none)")
+    parser.add_argument("--negative-prompt", default=None,
+                        help="negative prompt, for diffusers pipelines that take one (default: none)")
     parser.add_argument("--trained-grid", type=int, nargs="+", default=None, metavar="N",
                         help="tokens the model was trained at, H W or T H W (diffusers pipelines; default: the "
                              "family's, see docs/diffusers.md)")
@@ -69,7 +72,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="classifier-free guidance scale (default 2 with classes, 1 without)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="an Extrapolation parameter, e.g. beta_fast=32, dype_lambda_t=2, dype_beta=1.25,0.75 "
-                             "or riflex_index=4; shift_cap=false for Flux (repeatable; default: none, the method's own)")
+                             "or riflex_index=4; shift_cap=false for Flux "
+                             "(repeatable; default: none, the method's own)")
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda; bf16 on cuda")
 
 
@@ -84,7 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "NAME+entropy adds entropy scaling")
     parser.add_argument("--entropy-scaling", action="store_true",
                         help="scale attention logits by sqrt(log N / log N_train) (default: off)")
-    parser.add_argument("--out", default="outputs/sample.png", help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video (all three are written)")
+    parser.add_argument("--out", default="outputs/sample.png",
+                        help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video "
+                             "(all three are written)")
 
 
 FAMILY_OPTIONS = ("shift_cap", "dype_variant")  # the registered families' own options (a test keeps them equal)

@@ -198,7 +198,8 @@ class VideoFolderDataset(_FolderDataset):
             hint = (f" ({', '.join(p.name for p in unsupported[:3])} need PyAV: pip install av, or convert them "
                     "to frame folders)" if unsupported else "")
             raise ValueError(
-                f"data_dir: {str(self.root)!r} holds no videos: expected {'/'.join(ANIMATION_EXTENSIONS + CONTAINER_EXTENSIONS)} "
+                f"data_dir: {str(self.root)!r} holds no videos: "
+                f"expected {'/'.join(ANIMATION_EXTENSIONS + CONTAINER_EXTENSIONS)} "
                 f"files or subfolders of frame images{hint}"
             )
         self.sizes, self.frame_counts = [], []
@@ -258,7 +259,8 @@ class VideoFolderDataset(_FolderDataset):
     def _load(self, index: int, bucket: Bucket) -> dict[str, torch.Tensor]:
         spare = self.frame_counts[index] - bucket.frames
         if spare < 0:
-            raise ValueError(f"bucket {bucket} needs {bucket.frames} frames, video {index} has {self.frame_counts[index]}")
+            raise ValueError(f"bucket {bucket} needs {bucket.frames} frames, "
+                             f"video {index} has {self.frame_counts[index]}")
         start = int(torch.randint(spare + 1, ()))
         frames = fit_to_bucket(self._read_frames(index, start, bucket.frames), bucket.height, bucket.width)
         return {"pixel_values": rearrange(_to_model_range(frames), "t c h w -> c t h w")}

@@ -72,7 +72,8 @@ def sample_textures(seed: int, indices: Sequence[int] | torch.Tensor) -> Texture
     base = 0.15 + 0.7 * u[:, 1:4]  # any hue, never black or white
     # the second colour: the base made lighter or darker by 0.25 to 0.45, for contrast within the texture
     sign = torch.where(u[:, 4:5] < 0.5, -1.0, 1.0)
-    second = (base + sign * (0.25 + 0.2 * u[:, 5:6]) * torch.ones(3, dtype=u.dtype) + 0.1 * (u[:, 6:7] - 0.5)).clamp(0, 1)
+    second = (base + sign * (0.25 + 0.2 * u[:, 5:6]) * torch.ones(3, dtype=u.dtype)
+              + 0.1 * (u[:, 6:7] - 0.5)).clamp(0, 1)
     rotation = {"bricks": 0.15, "stones": math.pi, "grass": math.pi, "clouds": math.pi}  # largest |angle|
     largest = torch.tensor([rotation[name] for name in TEXTURE_KINDS], dtype=u.dtype)[kind]
     salt = torch.tensor([mix_salt(seed, i) for i in indices], dtype=torch.int64)

@@ -70,7 +70,8 @@ def available_bytes(device: torch.device | str) -> int | None:
         return None
 
 
-def largest_fitting_shape(model, batch: int, shape: Sequence[int], guidance: bool, budget: int) -> tuple[int, ...] | None:
+def largest_fitting_shape(model, batch: int, shape: Sequence[int], guidance: bool,
+                          budget: int) -> tuple[int, ...] | None:
     """The largest (h, w) (frames kept) of the aspect of `shape`, in whole patches, that fits `budget`; None if
     not even one patch does."""
     patch = model.patchify.patch
@@ -88,7 +89,8 @@ def largest_fitting_shape(model, batch: int, shape: Sequence[int], guidance: boo
     return best
 
 
-def check_sampling_memory(model, batch: int, shape: Sequence[int], guidance: bool, device, argument: str = "size") -> None:
+def check_sampling_memory(model, batch: int, shape: Sequence[int], guidance: bool, device,
+                          argument: str = "size") -> None:
     """ValueError, with a size that fits, if sampling `shape` on `device` needs more than the free memory."""
     free = available_bytes(device)
     if free is None:

@@ -86,7 +86,8 @@ def check_model_folder(folder: str | Path, argument: str = "model") -> dict[str,
         with torch.device("meta"):  # shapes only: no memory, no initialisation cost
             model = DiT.from_config({k: v for k, v in config.items() if not k.startswith("_")})
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{argument}: {str(folder / 'config.json')!r} does not describe a valid DiT: {error}") from None
+        raise ValueError(f"{argument}: {str(folder / 'config.json')!r} does not describe a valid DiT: "
+                         f"{error}") from None
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     if shapes == expected:
         return config
@@ -123,7 +124,8 @@ def check_pipeline_folder(folder: str | Path, argument: str = "--model") -> None
         raise ValueError(f"{argument}: model_index.json names a transformer from {library!r}; "
                          "an axialrope pipeline's transformer comes from axialrope.models")
     if index["scheduler"][0] != "diffusers":
-        raise ValueError(f"{argument}: model_index.json names a scheduler from {index['scheduler'][0]!r}, not diffusers")
+        raise ValueError(f"{argument}: model_index.json names a scheduler from {index['scheduler'][0]!r}, "
+                         "not diffusers")
     scheduler = folder / "scheduler" / "scheduler_config.json"
     if not isinstance(read_json(scheduler, argument), dict):
         raise ValueError(f"{argument}: {str(scheduler)!r} must hold a JSON object")

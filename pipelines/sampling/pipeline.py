@@ -208,7 +208,8 @@ class AxialDiTPipeline(DiffusionPipeline):
             pipe = load_run_pipeline(folder, cls, **kwargs)
             if pipe is not None:
                 return pipe
-            hint = " (a bare model folder? load it with DiT.from_pretrained)" if (folder / "config.json").is_file() else ""
+            hint = (" (a bare model folder? load it with DiT.from_pretrained)" if (folder / "config.json").is_file()
+                    else "")
             raise ValueError(f"{str(path)!r} is not a pipeline folder: it has no model_index.json{hint}")
         index = json.loads((folder / "model_index.json").read_text())
         name = index.get("_class_name")
@@ -252,7 +253,8 @@ class AxialDiTPipeline(DiffusionPipeline):
         if class_labels is None:
             if guidance_scale != 1.0:
                 reason = "this model is unconditional" if not conditional else "no class_labels were given"
-                raise ValueError(f"guidance_scale={guidance_scale} needs class labels, but {reason}; use guidance_scale=1")
+                raise ValueError(f"guidance_scale={guidance_scale} needs class labels, but {reason}; "
+                                 "use guidance_scale=1")
             return None, batch_size
         if not conditional:
             raise ValueError("class_labels given, but this model is unconditional (num_classes=0)")

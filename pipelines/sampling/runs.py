@@ -202,5 +202,6 @@ def load_run_transformer(path: str | Path):
     return None if found is None else _transformer(*found)
 
 
-__all__ = ["PIPELINE", "PIPELINE_CONFIG", "check_run_part", "checkpoint_transformer", "find_in_run", "load_run_pipeline",
-           "load_run_transformer", "pipeline_from_config", "save_pipeline", "write_pipeline_config"]
+__all__ = ["PIPELINE", "PIPELINE_CONFIG", "check_run_part", "checkpoint_transformer", "find_in_run",
+           "load_run_pipeline", "load_run_transformer", "pipeline_from_config", "save_pipeline",
+           "write_pipeline_config"]

@@ -364,7 +364,8 @@ def find_resumable(
         if problems:
             report(f"resume: falling back to {checkpoint.folder.name}, the newest good checkpoint")
         if checkpoint.ignored:
-            report(f"resume: ignoring files this project does not write (never opened): {', '.join(checkpoint.ignored)}")
+            report(f"resume: ignoring files this project does not write (never opened): "
+                   f"{', '.join(checkpoint.ignored)}")
         return checkpoint
     raise DamagedCheckpointError(
         f"resume {resume!r}: no usable checkpoint ({'; '.join(problems)}); delete or move the damaged "

@@ -39,7 +39,8 @@ class TrainConfig:
     data: str = _help(f"training data: one of {', '.join(DATA_KINDS)}", default="shapes")
     data_dir: str | None = _help("folder of images or videos (data=image_folder or video_folder)", default=None)
     resolution: list[str] = _help(
-        "training size(s) 'N', 'HxW' or 'TxHxW'; several make buckets, each batch from one", default_factory=lambda: ["32"]
+        "training size(s) 'N', 'HxW' or 'TxHxW'; several make buckets, each batch from one",
+        default_factory=lambda: ["32"]
     )
     frames: int = _help("frames per clip for video data (unless a resolution says TxHxW)", default=8)
     random_flip: bool = _help("flip folder items horizontally at random", default=False)
@@ -52,7 +53,8 @@ class TrainConfig:
     model_size: str = _help("DiT size from the models registry (tiny, mini, mini-deep, S, B, XL)", default="tiny")
     position_encoding: str = _help("rope (axial RoPE) or sincos (absolute baseline)", default="rope")
     rope_theta: list[float] = _help(
-        "RoPE base: one for all axes, or one per axis (y x for images, t y x for video)", default_factory=lambda: [10000.0]
+        "RoPE base: one for all axes, or one per axis (y x for images, t y x for video)",
+        default_factory=lambda: [10000.0]
     )
     patch_size: int = _help("spatial patch size p (tokens are p x p pixels)", default=2)
     temporal_patch_size: int = _help("temporal patch size r for video", default=1)
@@ -196,7 +198,8 @@ class TrainConfig:
 
         check_frame_noise_correlation(self.frame_noise_correlation, is_video=True)
         if self.frame_noise_correlation and not self.is_video:
-            raise ValueError(f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), got data={self.data!r}")
+            raise ValueError(f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), "
+                             f"got data={self.data!r}")
         axes = 3 if self.is_video else 2
         if not isinstance(self.rope_theta, (list, tuple)) or len(self.rope_theta) not in (1, axes) or any(
                 not is_real(v) or not v > 1 for v in self.rope_theta):

@@ -255,7 +255,8 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     def checkpoint() -> None:
         nonlocal saved_step
         trainer = trainer_counters(accelerator, micro, len(sampler), run_seconds())
-        components = checkpoint_components(unwrapped, optimizer, lr_scheduler, ema) if accelerator.is_main_process else {}
+        components = (checkpoint_components(unwrapped, optimizer, lr_scheduler, ema) if accelerator.is_main_process
+                      else {})
         folder = save_checkpoint(accelerator, checkpoints, step, components, trainer, config.checkpoints_total_limit)
         saved_step = step
         if on_checkpoint is not None:

@@ -34,7 +34,8 @@ def find_resume_point(resume: str | None, root: Path, accelerator: Accelerator) 
     return resumed
 
 
-def trainer_counters(accelerator: Accelerator, micro_batches: int, batches_per_epoch: int, seconds: float) -> dict[str, Any]:
+def trainer_counters(accelerator: Accelerator, micro_batches: int, batches_per_epoch: int,
+                     seconds: float) -> dict[str, Any]:
     """The loop's counters for trainer_state.json (checked on reading by `checkpoints.read_checkpoint`)."""
     epoch, into_epoch = divmod(micro_batches, batches_per_epoch)
     return {"micro_batches": micro_batches, "data": {"epoch": epoch, "batches_into_epoch": into_epoch},

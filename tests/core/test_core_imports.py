@@ -5,7 +5,8 @@ import sys
 
 CHECK = """
 import sys
-import axialrope, axialrope.fused, axialrope.kernels.compiling, axialrope.kernels.backends, axialrope.kernels.triton_norm_rope
+import axialrope, axialrope.fused, axialrope.kernels.compiling
+import axialrope.kernels.backends, axialrope.kernels.triton_norm_rope
 heavy = sorted(name for name in ("diffusers", "transformers", "accelerate", "torchvision") if name in sys.modules)
 print(",".join(heavy))
 """

@@ -123,7 +123,8 @@ def test_timestep_as_number_or_scalar_or_batch_agree(make_model):
     torch.testing.assert_close(model(x, torch.tensor([250.0, 250.0])).sample, a, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("overrides", [{}, {"num_frames": 4, "text_dim": 6, "qk_norm": True}, {"position_encoding": "sincos"}])
+@pytest.mark.parametrize("overrides", [{}, {"num_frames": 4, "text_dim": 6, "qk_norm": True},
+                                       {"position_encoding": "sincos"}])
 def test_torch_compile_fullgraph_has_no_graph_break(make_model, overrides):
     # the "eager" backend runs dynamo's tracing (where graph breaks happen) without codegen
     torch._dynamo.reset()

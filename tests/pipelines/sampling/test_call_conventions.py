@@ -88,7 +88,8 @@ def test_callback_on_step_end_sees_every_step_and_may_replace_the_latents(pipe):
     def zero_at_the_end(p, step, timestep, callback_kwargs):
         return {"latents": torch.zeros_like(callback_kwargs["latents"])} if step == 2 else {}
 
-    latent = _run(pipe, class_labels=[0], num_inference_steps=3, callback_on_step_end=zero_at_the_end, output_type="latent")
+    latent = _run(pipe, class_labels=[0], num_inference_steps=3, callback_on_step_end=zero_at_the_end,
+                  output_type="latent")
     assert torch.equal(latent, torch.zeros(1, 3, 8, 8))
 
 
@@ -107,7 +108,8 @@ def test_diffusers_callback_objects_are_called_with_their_own_tensor_inputs(pipe
     "kwargs, error, match, model_calls",
     [
         (dict(latents=torch.randn(2, 3, 8, 8)), ValueError, r"latents must have shape \(1, 3, 8, 8\)", 0),
-        (dict(latents=torch.randn(1, 3, 16, 16)), ValueError, r"\(batch, channels, height, width\).*got \(1, 3, 16, 16\)", 0),
+        (dict(latents=torch.randn(1, 3, 16, 16)), ValueError,
+         r"\(batch, channels, height, width\).*got \(1, 3, 16, 16\)", 0),
         (dict(latents=torch.zeros(1, 3, 8, 8, dtype=torch.long)), ValueError, "floating-point tensor.*torch.int64", 0),
         (dict(latents=np.zeros((1, 3, 8, 8))), TypeError, "latents must be a torch.Tensor", 0),
         (dict(callback_on_step_end="print"), TypeError, "callback_on_step_end must be callable", 0),

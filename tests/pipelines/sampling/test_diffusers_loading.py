@@ -69,5 +69,6 @@ def test_a_folder_saved_under_the_old_name_loads_if_it_is_an_axialrope_one(tmp_p
     # diffusers' own DiT pipeline, under the same old name, is not this project's
     (old / "model_index.json").write_text(json.dumps(
         {**index, "_class_name": "DiTPipeline", "transformer": ["diffusers", "DiTTransformer2DModel"]}))
-    with pytest.raises(ValueError, match="holds a 'DiTPipeline'; AxialDiTPipeline.from_pretrained loads AxialDiTPipeline folders"):
+    with pytest.raises(ValueError, match="holds a 'DiTPipeline'; "
+                                         "AxialDiTPipeline.from_pretrained loads AxialDiTPipeline folders"):
         AxialDiTPipeline.from_pretrained(old)

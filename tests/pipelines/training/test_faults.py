@@ -101,7 +101,8 @@ def test_a_run_killed_mid_step_or_mid_checkpoint_resumes_to_the_same_weights(tmp
     assert ("checkpoint-000004.tmp" in left) == (mode == "mid-checkpoint")
 
     result = loop.train(TrainConfig.from_dict(dict(killed, resume="latest")))
-    assert f"resuming from {tmp_path / 'killed' / 'checkpoints' / complete[-1]} at step {resumes_from}" in capsys.readouterr().out
+    assert (f"resuming from {tmp_path / 'killed' / 'checkpoints' / complete[-1]} at step {resumes_from}"
+            in capsys.readouterr().out)
     assert (result.steps, result.start_step, result.invocation_steps) == (6, resumes_from, 6 - resumes_from)
     assert_same_run(tmp_path / "killed", straight)
     assert not list((tmp_path / "killed" / "checkpoints").glob("*.tmp"))  # the stale one was cleared

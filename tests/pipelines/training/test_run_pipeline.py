@@ -35,7 +35,8 @@ def _class_folders(root: Path) -> Path:
 def run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("runs")
     data = _class_folders(root / "data")
-    config = TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data), "output_dir": str(root / "run")})
+    config = TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data),
+                                    "output_dir": str(root / "run")})
     train_loop.train(config)
     return root / "run"
 
@@ -55,7 +56,8 @@ def test_a_run_leaves_a_pipeline_of_its_ema_weights_with_its_class_names(run):
     assert index["objective"] == "flow"
     assert _weights(run / "pipeline" / "transformer").keys() == _weights(run / "model_ema").keys()
     for loaded in (AxialDiTPipeline.from_pretrained(run / "pipeline"), AxialDiTPipeline.from_pretrained(run)):
-        assert loaded.config.class_names == ["apple", "zebra"] and _same(loaded.transformer, _weights(run / "model_ema"))
+        assert (loaded.config.class_names == ["apple", "zebra"]
+                and _same(loaded.transformer, _weights(run / "model_ema")))
     # the same without weights, from the start: what makes every checkpoint a pipeline
     assert not list((run / "pipeline-config").rglob("*.safetensors"))
     assert json.loads((run / "pipeline-config" / "model_index.json").read_text())["class_names"] == ["apple", "zebra"]
@@ -70,7 +72,8 @@ def test_a_checkpoint_and_the_model_folders_load_as_pipelines(run):
     assert _same(AxialDiTPipeline.from_pretrained(run / "model").transformer, _weights(run / "model"))
     assert AxialDiTPipeline.from_pretrained(checkpoint, dtype=torch.bfloat16).transformer.dtype == torch.bfloat16
     # --init-from reads the same weights
-    assert _same(load_dit(run), _weights(run / "model_ema")) and _same(load_dit(checkpoint), _weights(run / "model_ema"))
+    assert (_same(load_dit(run), _weights(run / "model_ema"))
+            and _same(load_dit(checkpoint), _weights(run / "model_ema")))
 
 
 def test_a_run_without_ema_uses_its_raw_weights(tmp_path):
