@@ -66,7 +66,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="negative prompt, for diffusers pipelines that take one (default: none)")
     parser.add_argument("--trained-grid", type=int, nargs="+", default=None, metavar="N",
                         help="tokens the model was trained at, H W or T H W (diffusers pipelines; default: the "
-                             "family's, see axialrope.models.integrations.trained_grids)")
+                             "family's, see docs/diffusers.md)")
     parser.add_argument("--guidance", type=float, default=None,
                         help="classifier-free guidance scale (default 2 with classes, 1 without)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -92,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(all three are written)")
 
 
-FAMILY_OPTIONS = ("shift_cap",)  # apply_extrapolation's own options, for diffusers pipelines
+FAMILY_OPTIONS = ("shift_cap", "dype_variant")  # the registered families' own options (a test keeps them equal)
 INTEGER_OPTIONS = ("temporal_axis", "riflex_index")
 PAIR_OPTIONS = ("dype_beta", "dype_gamma")
 
