@@ -17,12 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"axialrope": "axialrope", "models": "axialrope.models", "pipelines": "axialrope.pipelines"}
 SCRIPTS = "benchmarks"
 
-# Circles known and being removed: each entry is the exact set of modules of one circle that may stay for now.
-ALLOWED_CIRCLES = [
-    # families/base.py <-> trained_grids.py: both are being replaced by a registry of families (issue 28);
-    # that change empties this list.
-    {"axialrope.models.integrations.families.base", "axialrope.models.integrations.trained_grids"},
-]
 
 
 def module_files() -> dict[str, Path]:
@@ -156,7 +150,7 @@ def test_a_circle_is_found_and_named():
     assert a_cycle(graph, {"a", "b", "c"}) == ["a", "b", "c", "a"]
 
 
-def test_no_import_circle_beyond_the_allowed_ones():
+def test_the_code_has_no_import_circle():
     graph = import_graph()
-    unexpected = [" -> ".join(a_cycle(graph, c)) for c in circles(graph) if c not in ALLOWED_CIRCLES]
-    assert unexpected == [], "import circles:\n" + "\n".join(unexpected)
+    found = [" -> ".join(a_cycle(graph, c)) for c in circles(graph)]
+    assert found == [], "import circles:\n" + "\n".join(found)
