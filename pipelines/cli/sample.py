@@ -92,7 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(all three are written)")
 
 
-FAMILY_OPTIONS = ("shift_cap", "dype_variant")  # the registered families' own options (a test keeps them equal)
+# the registered families' own options (a test keeps them equal)
+FAMILY_OPTIONS = ("shift_cap", "dype_variant", "reference")
 INTEGER_OPTIONS = ("temporal_axis", "riflex_index")
 PAIR_OPTIONS = ("dype_beta", "dype_gamma")
 

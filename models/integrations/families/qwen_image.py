@@ -1,7 +1,8 @@
 """Families with QwenEmbedRope; see `rope_kinds/qwen.py`.
 
 Time: QwenImagePipeline passes timestep = sigma (t / 1000), so t = timestep; the dype-* methods
-take DyPE's Qwen-Image conversion by default (`dype_variant`).
+take DyPE's Qwen-Image conversion by default (`dype_variant`). Qwen-Image-Edit (Plus) appends its
+reference images to `img_shapes`; they follow the kind's `reference` option.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ QWEN_IMAGE = Family(
     rope_attr="pos_embed",
     rope_classes=("QwenEmbedRope",),
     pipelines=("QwenImagePipeline", "QwenImageImg2ImgPipeline", "QwenImageInpaintPipeline",
-               "QwenImageControlNetPipeline"),
-    test="test_families.py, test_qwen_dype.py",
+               "QwenImageControlNetPipeline", "QwenImageEditPipeline", "QwenImageEditPlusPipeline",
+               "QwenImageEditInpaintPipeline"),
+    test="test_families.py, test_qwen_dype.py, test_reference_images.py",
 )
 
 QWEN_IMAGE_CONTROLNET = replace(QWEN_IMAGE, name="qwen-image-controlnet", title="Qwen-Image ControlNet",

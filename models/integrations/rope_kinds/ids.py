@@ -1,12 +1,16 @@
-"""Ids-based ropes: FluxPosEmbed and its copies.
+"""Ids-based ropes: FluxPosEmbed and its copies (Chroma, LongCat-Image, Ovis-Image, Krea2, Bria, Flux.2, ...).
 
 The rope is called as `rope(ids)` with ids (seq, n_axes) float coordinates and returns cos, sin
 (seq, sum(dims)) float32, each pair's value twice (interleaved layout), from float64 angles.
-The transformer receives the ids as forward arguments (Flux: `img_ids`, `txt_ids`); text tokens
-sit at 0. The replacement keeps reference axes as trained and gives the temporal and spatial
-columns the method, with per axis s_a = max(1, L_a / L_a_train), L_a = largest id + 1 over the
-forward's whole image ids as the transformer received them: under context parallelism the
-rope sees a shard of the ids, while the transformer's forward pre-hook sees them all.
+The transformer receives the ids as forward arguments (Flux: `img_ids`, `txt_ids`) and calls the
+rope once on cat(text ids, image ids) or once per argument (Flux.2, Flux3). An index axis tells
+the images apart: the generated image's rows carry `output_index` on it, each reference image
+(Kontext, Flux.2, BriaFibo-Edit) another value. The replacement keeps reference axes as trained
+and gives the temporal and spatial columns the method, with per axis s_a = max(1, L_a / L_a_train),
+L_a the generated image's extent in tokens (the `reference` option: "cover" maps each reference onto
+that extent, `references.py`; "keep" leaves the pipeline's positions and measures all images).
+Extents come from the forward's whole ids as the transformer received them: under context
+parallelism the rope sees a shard of the ids, while the transformer's forward pre-hook sees them all.
 """
 
 from __future__ import annotations
@@ -16,28 +20,59 @@ from typing import ClassVar
 
 import torch
 
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key, tensor_key
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key
+from .references import Extent, cover_map, reference_rule
 
 
 @dataclass(frozen=True)
 class IdsKind(RopeKind):
     """How an ids-based rope's ids reach the transformer.
 
-    image_ids, text_ids: the forward arguments holding the image (and reference) ids and the text ids.
+    image_ids, text_ids: the forward arguments holding the image ids (references included, where the
+        pipeline appends them) and the text ids (None: the text's rows are in the image argument, Krea2).
+    reference_ids: an argument holding reference images' ids apart (Flux3's `image_cond_ids`).
+    separate_calls: the arguments the transformer passes to the rope one at a time, in its order;
+        empty: one call on cat(text ids, image ids).
+    index_axis, output_index: the axis telling images apart and the generated image's value on it.
+    spacing: position units between neighbouring tokens on the spatial axes (Flux3: 0.5).
     """
 
     image_ids: str = "img_ids"
-    text_ids: str = "txt_ids"
+    text_ids: str | None = "txt_ids"
+    reference_ids: str | None = None
+    separate_calls: tuple[str, ...] = ()
+    index_axis: int = 0
+    output_index: float = 0.0
+    spacing: float = 1.0
     title: ClassVar[str] = "ids (FluxPosEmbed)"
-    options: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[tuple[str, ...]] = ("reference",)
 
     def make_rope(self, original, setup: RopeSetup) -> IdsRope:
+        reference_rule(setup.options)
         return IdsRope(original, setup)
 
 
 def _two_dimensional(ids):
-    """The deprecated 3D form (1, seq, n_axes): the transformer takes [0]."""
+    """The 3D form (1, seq, n_axes) (deprecated for Flux, Flux.2's own): the transformer takes [0]."""
     return ids[0] if ids is not None and ids.ndim == 3 else ids
+
+
+def storage_key(tensor: torch.Tensor) -> tuple:
+    """A tensor's part of a cache key: where its values live and their version (a view taken again of
+    the same tensor has the same key; the cache entry keeps the tensor, so the memory is not reused)."""
+    return tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor._version, tensor.device
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a forward's whole image ids give the rope.
+
+    grid: per planned axis, the tokens the plan is for; maps: per reference image (its value on the
+    index axis), per planned axis, the (scale, offset) that places it ("cover"; empty for "keep").
+    """
+
+    grid: tuple[int, ...]
+    maps: tuple[tuple[float, tuple[tuple[float, float], ...]], ...] = ()
 
 
 class IdsRope(ExtrapolatedRope):
@@ -45,50 +80,110 @@ class IdsRope(ExtrapolatedRope):
 
     def __init__(self, original, setup: RopeSetup):
         super().__init__(original, setup)
-        self.text_ids = self.image_ids = None  # the whole ids for calls outside the transformer's forward
+        self.reference_rule = reference_rule(setup.options)
+        # the whole ids for calls outside the transformer's forward
+        self.text_ids = self.image_ids = self.reference_ids = None
 
     def _reset_caches(self) -> None:
         super()._reset_caches()
-        self._grid_of: tuple = (None, -1, None)  # (ids, version, grid): steps reuse it, no host read
+        self._layout_of: tuple = (((), ()), None)  # ((anchors, keys), layout): steps reuse it, no host read
 
     def call_inputs(self, args, kwargs, parameters) -> dict:
         kind = self.setup.family.kind
-        return {"image_ids": _two_dimensional(argument(kind.image_ids, args, kwargs, parameters)),
-                "text_ids": _two_dimensional(argument(kind.text_ids, args, kwargs, parameters))}
+        return {role: _two_dimensional(argument(name, args, kwargs, parameters)) if name else None
+                for role, name in (("text", kind.text_ids), ("image", kind.image_ids),
+                                   ("reference", kind.reference_ids))}
 
-    def whole_ids(self) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """(text ids, image ids) of the current forward; outside a forward, the `text_ids` and
-        `image_ids` attributes (None unless a caller sets them)."""
+    def whole_ids(self) -> dict[str, torch.Tensor | None]:
+        """{"text", "image", "reference"} ids of the current forward; outside a forward, the
+        `text_ids`, `image_ids` and `reference_ids` attributes (None unless a caller sets them)."""
         state = self.call_state()
         if hasattr(state, "inputs"):
-            return state.inputs["text_ids"], state.inputs["image_ids"]
-        return self.text_ids, self.image_ids
+            return state.inputs
+        return {"text": self.text_ids, "image": self.image_ids, "reference": self.reference_ids}
 
-    def global_grid(self, ids: torch.Tensor) -> tuple[int, ...]:
-        """Largest id + 1 on each planned column over the forward's whole image ids (over `ids` when
-        the module is called on its own)."""
-        source = self.whole_ids()[1]
-        source = ids if source is None else source
-        anchor, version, grid = self._grid_of
-        if anchor is not source or version != source._version:
-            columns = list(self.setup.family.planned_axes)
-            longest = source.detach()[:, columns].amax(dim=0) + 1  # one host read per new set of ids
-            grid = tuple(int(n) for n in longest.tolist())
-            self._grid_of = (source, source._version, grid)
-        return grid
+    def token_spacing(self):
+        spacing = self.setup.family.kind.spacing
+        return None if spacing == 1 else (spacing,) * len(self.trained_grid)
+
+    # -- where the images are -------------------------------------------------------------------------
+
+    def layout(self, ids: torch.Tensor) -> Layout:
+        """The layout of the forward's whole image (and reference) ids, or of `ids` when the module is
+        called on its own; one host read per new set of ids."""
+        whole = self.whole_ids()
+        images = tuple(t for t in (whole["image"], whole["reference"]) if t is not None) or (ids,)
+        keys = tuple(storage_key(t) for t in images)
+        (_, known), layout = self._layout_of
+        if known != keys:
+            layout = self._measure(torch.cat([t.detach() for t in images]).to("cpu", torch.float64))
+            self._layout_of = ((images, keys), layout)
+        return layout
+
+    def _measure(self, rows: torch.Tensor) -> Layout:
+        kind = self.setup.family.kind
+        columns = self.setup.family.planned_axes
+        index = rows[:, kind.index_axis]
+        output = rows[index == kind.output_index]
+        values = [float(v) for v in torch.unique(index).tolist() if v != kind.output_index]
+        if self.reference_rule == "keep" or not values or not len(output):
+            return Layout(self._extents(rows, columns))
+        extents = self._extents(output, columns, tokens=False)
+        maps = tuple((value, tuple(cover_map(ref, out) for ref, out in zip(
+            self._extents(rows[index == value], columns, tokens=False), extents, strict=True))) for value in values)
+        return Layout(tuple(e.tokens for e in extents), maps)
+
+    def _extents(self, rows: torch.Tensor, columns, tokens: bool = True):
+        spacing = self.setup.family.kind.spacing
+        extents = [Extent(float(rows[:, c].min()), float(rows[:, c].max()), spacing) for c in columns]
+        return tuple(e.tokens for e in extents) if tokens else tuple(extents)
+
+    def placed(self, ids: torch.Tensor, layout: Layout) -> torch.Tensor | None:
+        """ids (float64, CPU) with every reference image's rows placed by the layout's maps, or None
+        where no row of `ids` moves (no reference among them, or references as large as the output)."""
+        moving = [(value, maps) for value, maps in layout.maps if any(m != (1.0, 0.0) for m in maps)]
+        if not moving:
+            return None
+        rows = ids.detach().to("cpu", torch.float64)
+        index = rows[:, self.setup.family.kind.index_axis]
+        placed, moved = rows.clone(), False
+        for value, maps in moving:
+            mask = index == value
+            if bool(mask.any()):
+                moved = True
+                for column, (scale, offset) in zip(self.setup.family.planned_axes, maps, strict=True):
+                    placed[mask, column] = rows[mask, column] * scale + offset
+        return placed if moved else None
+
+    # -- the table ------------------------------------------------------------------------------------
+
+    def table_key(self, ids: torch.Tensor) -> tuple[tuple, tuple] | None:
+        """(cache key, anchors) when `ids` is one of the forward's whole arguments or the transformer's
+        cat(text ids, image ids); None for anything else (a context-parallel shard)."""
+        whole = [t for t in self.whole_ids().values() if t is not None]
+        key = storage_key(ids)
+        if any(storage_key(t) == key for t in whole):
+            return (key,), (ids,)
+        text, image = self.whole_ids()["text"], self.whole_ids()["image"]
+        if text is not None and image is not None and ids.shape[0] == text.shape[0] + image.shape[0]:
+            return (storage_key(text), storage_key(image)), (text, image)
+        return None
 
     def forward(self, ids: torch.Tensor):
-        plan = self.plan(self.global_grid(ids))
+        layout = self.layout(ids)
+        plan = self.plan(layout.grid)
         if plan is None:
             return self.original(ids)
         scalings = self.axis_scalings(plan)
 
         def build():
-            return ids_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, ids)
+            placed = self.placed(ids, layout)
+            table = ids_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale,
+                              ids if placed is None else placed)
+            return tuple(t.to(ids.device) for t in table)
 
-        whole = self.whole_ids()
-        if all(t is not None for t in whole) and ids.shape[0] == sum(t.shape[0] for t in whole):
-            # the transformer's cat(txt_ids, img_ids): cache by those tensors (kept alive in the key)
-            key = (*(tensor_key(t) for t in whole), ids.device, plan_key(plan))
-            return self.cached(key, build, anchors=whole)
-        return build()  # a shard of the ids (context parallelism): its own rows, same global plan
+        found = self.table_key(ids)
+        if found is None:
+            return build()  # a shard of the ids (context parallelism): its own rows, same global plan
+        key, anchors = found
+        return self.cached((*key, ids.device, plan_key(plan), layout.maps), build, anchors=anchors)

@@ -3,8 +3,11 @@
 `QwenEmbedRope(video_fhw, device, max_txt_seq_len)` returns complex64 tables (vid (seq, pairs),
 txt (txt_len, pairs)) over axes (frame, y, x). Image i's frames sit at positions i .. i + f - 1;
 with scale_rope (the model's setting) y and x are centred, -(h - h // 2) .. h // 2 - 1; text
-token j sits at max(h // 2, w // 2) + j on all three axes. The grid is the largest (h, w) over
-the forward's images; the frame axis is a reference axis and stays as trained.
+token j sits at max(h // 2, w // 2) + j on all three axes, over all images. The grid is the
+generated image's (h, w), the first of `img_shapes`; Qwen-Image-Edit appends its reference images
+after it, at frames 1, 2, ... (the `reference` option, `references.py`: "cover" maps each reference
+onto the generated image's extent; "keep" leaves the pipeline's positions and takes the largest
+(h, w) over all images). The frame axis is a reference axis and stays as trained.
 
 Text tokens, option `dype_variant`:
 - "qwen" (default): as DyPE's Qwen-Image code for the dype-* methods: text keeps the trained
@@ -22,6 +25,7 @@ from typing import ClassVar
 import torch
 
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, grid_table, plan_key
+from .references import Extent, cover_map, reference_rule
 
 DYPE_VARIANTS = ("qwen", "flux")
 
@@ -31,9 +35,10 @@ class QwenKind(RopeKind):
     """QwenEmbedRope and its copies (called with img_shapes, device and max_txt_seq_len)."""
 
     title: ClassVar[str] = "QwenEmbedRope"
-    options: ClassVar[tuple[str, ...]] = ("dype_variant",)
+    options: ClassVar[tuple[str, ...]] = ("dype_variant", "reference")
 
     def make_rope(self, original, setup: RopeSetup) -> QwenRope:
+        reference_rule(setup.options)
         variant = setup.options.get("dype_variant", "qwen")
         if variant not in DYPE_VARIANTS:
             raise ValueError(f"dype_variant must be one of {DYPE_VARIANTS}, got {variant!r}")
@@ -52,6 +57,7 @@ class QwenRope(ExtrapolatedRope):
     def __init__(self, original, setup: RopeSetup):
         super().__init__(original, setup)
         self.scale_rope = bool(original.scale_rope)
+        self.reference_rule = reference_rule(setup.options)
         self.authors_qwen = (setup.options.get("dype_variant", "qwen") == "qwen"
                              and setup.extrapolation.method.startswith("dype-"))
 
@@ -73,9 +79,27 @@ class QwenRope(ExtrapolatedRope):
         """The first text position: max(h // 2, w // 2) over the images (max(h, w) without scale_rope)."""
         return max(max((h // 2, w // 2) if self.scale_rope else (h, w)) for _, h, w in shapes)
 
+    def grid(self, shapes: list[tuple[int, int, int]]) -> tuple[int, int]:
+        """The (h, w) the plan is for: the generated image's ("cover"), the largest over all images ("keep")."""
+        if self.reference_rule == "cover":
+            return shapes[0][1:]
+        return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
+
+    def image_positions(self, shapes: list[tuple[int, int, int]]) -> list[list[torch.Tensor]]:
+        """Per image, its (frame, y, x) positions (float64): frames index .. index + f - 1, y and x as
+        QwenEmbedRope places them, a reference's mapped onto the generated image's extent under "cover"."""
+        out_y, out_x = (centred_positions(n, self.scale_rope) for n in shapes[0][1:])
+        positions = []
+        for index, (frames, height, width) in enumerate(shapes):
+            ys, xs = centred_positions(height, self.scale_rope), centred_positions(width, self.scale_rope)
+            if index and self.reference_rule == "cover":
+                ys, xs = (_covering(own, out) for own, out in ((ys, out_y), (xs, out_x)))
+            positions.append([torch.arange(index, index + frames, dtype=torch.float64), ys, xs])
+        return positions
+
     def forward(self, video_fhw, device: torch.device | None = None, max_txt_seq_len=None):
         shapes = self.shapes_of(video_fhw)
-        plan = self.plan((max(h for _, h, _ in shapes), max(w for _, _, w in shapes)))
+        plan = self.plan(self.grid(shapes))
         if plan is None:
             return self.original(video_fhw, device=device, max_txt_seq_len=max_txt_seq_len)
         if max_txt_seq_len is None:
@@ -85,11 +109,8 @@ class QwenRope(ExtrapolatedRope):
         dims, thetas, scalings = self.setup.dims, self.setup.thetas, self.axis_scalings(plan)
 
         def build():
-            tables = []
-            for index, (frames, height, width) in enumerate(shapes):
-                positions = [torch.arange(index, index + frames, dtype=torch.float64),
-                             centred_positions(height, self.scale_rope), centred_positions(width, self.scale_rope)]
-                tables.append(torch.complex(*grid_table(dims, thetas, scalings, plan.logit_scale, positions, device)))
+            tables = [torch.complex(*grid_table(dims, thetas, scalings, plan.logit_scale, positions, device))
+                      for positions in self.image_positions(shapes)]
             start = self.text_start(shapes)
             if self.authors_qwen:  # the trained table, exactly as QwenEmbedRope gives it
                 text = self.original.pos_freqs[start:start + text_tokens].to(device)
@@ -99,3 +120,9 @@ class QwenRope(ExtrapolatedRope):
             return torch.cat(tables), text
 
         return self.cached((tuple(shapes), text_tokens, device, plan_key(plan)), build)
+
+
+def _covering(own: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    """A reference's positions on one axis mapped onto the output's extent (unchanged where they match)."""
+    scale, offset = cover_map(Extent(float(own[0]), float(own[-1])), Extent(float(output[0]), float(output[-1])))
+    return own if (scale, offset) == (1.0, 0.0) else own * scale + offset

@@ -33,7 +33,8 @@ FAMILY = {family.name: family for family in FAMILIES}
 
 def rope_table(model, family, tiny, grid, timestep):
     """What the family's rope gives the blocks for a grid, captured in a forward of the model: the rope
-    module's output, or (tables from the pipeline) the argument after the pre-hooks swapped it."""
+    module's output (its calls' outputs concatenated in call order where the model calls it once per
+    ids argument, Flux.2), or (tables from the pipeline) the argument after the pre-hooks swapped it."""
     seen = []
     if family.rope_attr is not None:
         hook = getattr(model, family.rope_attr).register_forward_hook(lambda m, a, out: seen.append(out))
@@ -44,6 +45,8 @@ def rope_table(model, family, tiny, grid, timestep):
         tiny_families.run(model, tiny, grid, timestep)
     finally:
         hook.remove()
+    if len(seen) > 1:
+        return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]
 
 
@@ -124,7 +127,7 @@ def tiny():
         make_qwen=tiny_families.make_qwen, make_hunyuan=tiny_families.make_hunyuan,
         make_cogvideox=tiny_families.make_cogvideox, make_ltx=tiny_families.make_ltx,
         cogvideox_pipeline_table=tiny_families.cogvideox_pipeline_table, run=tiny_families.run,
-        run_flux=CASES["flux"].run, run_wan=CASES["wan"].run, rope_table=rope_table,
+        run_flux=CASES["flux"].run, run_wan=CASES["wan"].run, rope_table=rope_table, families=tiny_families,
     )
 
 

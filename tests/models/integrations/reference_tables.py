@@ -61,26 +61,35 @@ def grid_indices(grid):
     return np.stack(np.meshgrid(*[np.arange(n) for n in grid], indexing="ij"), -1).reshape(-1, len(grid)).astype(float)
 
 
-def _per_axis(family, config, method, grid, trained, t, authors):
-    """(frequencies, gain) per rope axis: reference axes as trained, the others by the method."""
+def _per_axis(family, config, method, grid, trained, t, authors, spacing=1.0):
+    """(frequencies, gain) per rope axis: reference axes as trained, the others by the method (their
+    trained length in position units: trained tokens times the spacing of neighbouring tokens)."""
     dims, theta = family.rope_axes.resolve(config)
     planned = {axis: i for i, axis in enumerate(family.planned_axes)}
     out = []
     for axis, dim in enumerate(dims):
         if axis in planned:
             i = planned[axis]
-            out.append(axis_frequencies(method, dim, theta, grid[i] / trained[i], trained[i], t, authors))
+            out.append(axis_frequencies(method, dim, theta, grid[i] / trained[i], trained[i] * spacing, t, authors))
         else:
             out.append((base_freqs(dim, theta), 1.0))
     return out
 
 
-def ids_reference(family, model, inputs, grid, trained, method, timestep, authors):
-    """FluxPosEmbed's format at the ids the transformer was given (text ids, then image ids)."""
+def rope_ids(kind, inputs) -> torch.Tensor:
+    """The ids an ids-based rope is called with, in call order: cat(text ids, image ids), or each of the
+    kind's separate calls' arguments (those given); 3D ids (1, seq, n_axes) as the transformer reads them."""
+    names = kind.separate_calls or tuple(name for name in (kind.text_ids, kind.image_ids) if name)
+    given = [inputs[name] for name in names if inputs.get(name) is not None]
+    return torch.cat([ids[0] if ids.ndim == 3 else ids for ids in given])
+
+
+def ids_reference(family, model, inputs, grid, trained, method, timestep, authors, positions=None):
+    """FluxPosEmbed's format at the ids the rope is called with (`rope_ids`), or at `positions` (seq, n_axes)."""
     t = family.time.to_t(timestep)
     kind = family.kind
-    positions = torch.cat([inputs[kind.text_ids], inputs[kind.image_ids]]).double().numpy()
-    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    positions = (rope_ids(kind, inputs) if positions is None else positions).double().numpy()
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors, kind.spacing)
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
     angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
     return interleaved(angles, [g * gain for _, g in per_axis])

@@ -19,6 +19,7 @@ METHODS = ["none", "pi", "yarn", "dype-yarn", "ntk+entropy"]
 CP_CASES = {  # family: (token grid beyond its tiny trained grid, timestep, methods)
     "flux": ((8, 8), 0.7, METHODS),
     "wan": ((8, 8, 8), 700.0, [*METHODS, "riflex"]),
+    "flux2": ((8, 8), 0.7, METHODS),  # the rope called once per ids argument, each (1, seq, 4) split on seq
 }
 WORKER = Path(__file__).with_name("context_parallel_worker.py")
 

@@ -238,3 +238,144 @@ TINY: dict[str, Tiny] = {
     "cogvideox": Tiny(make_cogvideox, cogvideox_inputs, (3, 4, 4)),
     "ltx-video": Tiny(make_ltx, ltx_inputs, (3, 4, 4)),
 }
+
+
+# -- fluxkin: the copies of FluxPosEmbed, Flux.2 and Flux3 -----------------------------------------------------
+
+
+def make_flux_copy(class_name: str, **extra):
+    """A tiny model of a FluxPosEmbed copy with Flux's constructor arguments (those it takes) and `extra`."""
+    import diffusers
+
+    cls = getattr(diffusers, class_name)
+    arguments = dict(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1, attention_head_dim=16,
+                     num_attention_heads=2, joint_attention_dim=8, axes_dims_rope=(4, 6, 6), **extra)
+    torch.manual_seed(0)
+    return cls(**arguments).eval()
+
+
+def flux_copy_inputs(**extra_inputs):
+    """Inputs of a FluxPosEmbed copy: Flux's, without pooled projections, with `extra_inputs`."""
+
+    def inputs(model, grid, timestep):
+        values = flux_inputs(model, grid, timestep)
+        del values["pooled_projections"]
+        values.update({key: make(model) for key, make in extra_inputs.items()})
+        return values
+
+    return inputs
+
+
+LONGCAT_TEXT = 4
+
+
+def longcat_inputs(model, grid, timestep):
+    """LongCatImagePipeline's ids: text on modality 0 at (i, i); the image on modality 1 from (text, text)."""
+    h, w = grid
+    g = generator()
+    text = torch.zeros(LONGCAT_TEXT, 3)
+    text[:, 1] = text[:, 2] = torch.arange(LONGCAT_TEXT)
+    image = flux_ids(h, w) + torch.tensor([1.0, LONGCAT_TEXT, LONGCAT_TEXT])
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, LONGCAT_TEXT, 8, generator=g),
+                timestep=torch.tensor([float(timestep)]), img_ids=image, txt_ids=text)
+
+
+def bria_fibo_text_layers(model):
+    """BriaFibo's `text_encoder_layers`: the text encoder's hidden states the blocks read, one per block."""
+    return [torch.randn(1, FLUX_TEXT, 8, generator=generator(3)) for _ in range(2)]
+
+
+def make_krea2():
+    from diffusers import Krea2Transformer2DModel
+
+    torch.manual_seed(0)
+    return Krea2Transformer2DModel(in_channels=4, num_layers=1, attention_head_dim=16, num_attention_heads=2,
+                                   num_key_value_heads=1, intermediate_size=16, timestep_embed_dim=8,
+                                   text_hidden_dim=8, num_text_layers=2, text_num_attention_heads=2,
+                                   text_num_key_value_heads=1, text_intermediate_size=8, num_layerwise_text_blocks=1,
+                                   num_refiner_text_blocks=1, axes_dims_rope=(4, 6, 6), rope_theta=1000.0).eval()
+
+
+def krea2_inputs(model, grid, timestep):
+    """Krea2Pipeline.prepare_position_ids: the text's rows at 0, then the (0, y, x) grid."""
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 2, 8, generator=g),
+                timestep=torch.tensor([float(timestep)]), position_ids=flux_ids(h, w, text=FLUX_TEXT))
+
+
+def make_flux2():
+    from diffusers import Flux2Transformer2DModel
+
+    torch.manual_seed(0)
+    return Flux2Transformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
+                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=8,
+                                   timestep_guidance_channels=8, axes_dims_rope=(4, 4, 4, 4), rope_theta=2000,
+                                   guidance_embeds=False).eval()
+
+
+def four_axis_ids(h: int, w: int, t: float = 0.0, step: float = 1.0, layer: float = 0.0) -> torch.Tensor:
+    """Flux.2 / Flux3 image ids (t, y, x, l): the (y, x) grid `step` apart at time t and layer l."""
+    ids = torch.zeros(h, w, 4)
+    ids[..., 0], ids[..., 3] = t, layer
+    ids[..., 1] = step * torch.arange(h)[:, None]
+    ids[..., 2] = step * torch.arange(w)[None, :]
+    return ids.reshape(-1, 4)
+
+
+def four_axis_text_ids(n: int) -> torch.Tensor:
+    """Flux.2 / Flux3 text ids: (0, 0, 0, l) for l = 0 .. n - 1."""
+    ids = torch.zeros(n, 4)
+    ids[:, 3] = torch.arange(n)
+    return ids
+
+
+def flux2_inputs(model, grid, timestep):
+    """Flux2Pipeline's inputs: ids (1, seq, 4), as its context-parallel plan expects."""
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
+                timestep=torch.tensor([float(timestep)]), img_ids=four_axis_ids(h, w)[None],
+                txt_ids=four_axis_text_ids(FLUX_TEXT)[None])
+
+
+def make_flux3():
+    from diffusers import Flux3Transformer2DModel
+
+    torch.manual_seed(0)
+    return Flux3Transformer2DModel(in_channels=4, cond_in_channels=4, num_layers=1, num_single_layers=1,
+                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=8,
+                                   timestep_channels=8, axes_dims_rope=(4, 4, 4, 4)).eval()
+
+
+FLUX3_ROPE_SCALE = 0.5  # Flux3PrepareLatentsStep's image_rope_scale
+
+
+def flux3_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
+                timestep=torch.tensor([float(timestep)]), img_ids=four_axis_ids(h, w, step=FLUX3_ROPE_SCALE),
+                txt_ids=four_axis_text_ids(FLUX_TEXT))
+
+
+TINY.update({
+    "chroma": Tiny(lambda: make_flux_copy("ChromaTransformer2DModel", approximator_num_channels=8,
+                                          approximator_hidden_dim=16, approximator_layers=1),
+                   flux_copy_inputs(), (4, 4)),
+    "longcat-image": Tiny(lambda: make_flux_copy("LongCatImageTransformer2DModel", pooled_projection_dim=8),
+                          longcat_inputs, (4, 4)),
+    "ovis-image": Tiny(lambda: make_flux_copy("OvisImageTransformer2DModel", out_channels=4),
+                       flux_copy_inputs(), (4, 4)),
+    "krea2": Tiny(make_krea2, krea2_inputs, (4, 4)),
+    "bria": Tiny(lambda: make_flux_copy("BriaTransformer2DModel", rope_theta=5000),
+                 flux_copy_inputs(), (4, 4)),
+    "bria-fibo": Tiny(lambda: make_flux_copy("BriaFiboTransformer2DModel", rope_theta=5000, text_encoder_dim=8),
+                      flux_copy_inputs(text_encoder_layers=bria_fibo_text_layers), (4, 4)),
+    "flux2": Tiny(make_flux2, flux2_inputs, (4, 4)),
+    "flux3": Tiny(make_flux3, flux3_inputs, (4, 4)),
+})
