@@ -136,7 +136,8 @@ def apply_extrapolation(pipe_or_transformer, method: str | Extrapolation = "none
         trained_grid: the trained token grid, (h, w) or (t, h, w) in latent frames after the temporal
             patch; None: the family's declared grid for the model's config.
         options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...), `cache_size`
-            (tables kept, default 8), the family's own (Flux's `shift_cap`, Qwen-Image's `dype_variant`).
+            (tables kept, default 8), the family's own (Flux's `shift_cap`, Qwen-Image's `dype_variant`,
+            `reference`: where reference images sit beyond the trained grid, "cover" or "keep").
 
     Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
     Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,

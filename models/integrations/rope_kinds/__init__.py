@@ -1,9 +1,9 @@
 """Kinds of rope module, one small module each; a family declaration names its kind.
 
-- `ids`: FluxPosEmbed and its copies (ids passed to the transformer).
+- `ids`: FluxPosEmbed and its copies (ids passed to the transformer; Flux.2, Flux3 too).
 - `qwen`: QwenEmbedRope (image shapes; complex tables for images and text).
 - `grid`: ropes called with the latent video (Wan, HunyuanVideo).
 - `ltx`: LTX-Video's rope (omega (2 g - 1) over the inner dimension).
 - `pipeline_tables`: tables the pipeline builds and passes in (CogVideoX).
-`base` holds what they share.
+`base` holds what they share; `references` the rule for reference images (the `reference` option).
 """
