@@ -138,22 +138,22 @@ class IdsRope(ExtrapolatedRope):
         extents = [Extent(float(rows[:, c].min()), float(rows[:, c].max()), spacing) for c in columns]
         return tuple(e.tokens for e in extents) if tokens else tuple(extents)
 
-    def placed(self, ids: torch.Tensor, layout: Layout) -> torch.Tensor | None:
-        """ids (float64, CPU) with every reference image's rows placed by the layout's maps, or None
-        where no row of `ids` moves (no reference among them, or references as large as the output)."""
+    def placed(self, ids: torch.Tensor, layout: Layout) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(rows, their positions): the rows of `ids` (a CPU bool mask) that belong to a reference image the
+        layout moves and their placed positions (float64, CPU); None where no row of `ids` moves (no
+        reference among them, or references as large as the output)."""
         moving = [(value, maps) for value, maps in layout.maps if any(m != (1.0, 0.0) for m in maps)]
         if not moving:
             return None
         rows = ids.detach().to("cpu", torch.float64)
         index = rows[:, self.setup.family.kind.index_axis]
-        placed, moved = rows.clone(), False
+        placed, moved = rows.clone(), torch.zeros(len(rows), dtype=torch.bool)
         for value, maps in moving:
             mask = index == value
-            if bool(mask.any()):
-                moved = True
-                for column, (scale, offset) in zip(self.setup.family.planned_axes, maps, strict=True):
-                    placed[mask, column] = rows[mask, column] * scale + offset
-        return placed if moved else None
+            moved |= mask
+            for column, (scale, offset) in zip(self.setup.family.planned_axes, maps, strict=True):
+                placed[mask, column] = rows[mask, column] * scale + offset
+        return (moved, placed[moved]) if bool(moved.any()) else None
 
     # -- the table ------------------------------------------------------------------------------------
 
@@ -176,11 +176,17 @@ class IdsRope(ExtrapolatedRope):
             return self.original(ids)
         scalings = self.axis_scalings(plan)
 
+        def table(where):
+            return ids_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, where)
+
         def build():
+            cos, sin = table(ids)  # integer ids: each axis's 1D table gathered
             placed = self.placed(ids, layout)
-            table = ids_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale,
-                              ids if placed is None else placed)
-            return tuple(t.to(ids.device) for t in table)
+            if placed is not None:  # the moved references' rows at their placed (fractional) positions
+                rows, positions = placed
+                rows = rows.to(ids.device)
+                cos[rows], sin[rows] = (t.to(ids.device) for t in table(positions))
+            return cos, sin
 
         found = self.table_key(ids)
         if found is None:

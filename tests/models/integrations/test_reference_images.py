@@ -33,12 +33,14 @@ def covering(n_ref: int, n_out: int, first: float = 0.0, spacing: float = 1.0) -
 
 
 def kontext_inputs(tiny, output, references, timestep=TIMESTEP):
-    """FluxKontextPipeline's inputs: cat(output ids, reference ids with index 1), tokens likewise."""
+    """FluxKontextPipeline's inputs: cat(output ids, reference ids with index 1), from its own method."""
+    from diffusers import FluxKontextPipeline
+
     inputs = tiny.TINY["flux"].inputs(None, output, timestep)
     ids = [inputs["img_ids"]]
     for size in references:
-        reference = tiny.flux_ids(*size)
-        reference[:, 0] = 1
+        reference = FluxKontextPipeline._prepare_latent_image_ids(1, *size, "cpu", torch.float32)
+        reference[..., 0] = 1  # as prepare_latents sets it
         ids.append(reference)
     inputs["img_ids"] = torch.cat(ids)
     inputs["hidden_states"] = torch.randn(1, len(inputs["img_ids"]), 4, generator=torch.Generator().manual_seed(1))
@@ -135,12 +137,13 @@ def test_the_reference_option_is_checked(tiny):
 
 
 def test_flux2_cover_maps_each_reference_onto_the_output(tiny, reference, authors):
+    from diffusers import Flux2Pipeline
+
     model, small, family = tiny.TINY["flux2"].make(), tiny.TINY["flux2"], tiny.FAMILY["flux2"]
-    four_axis_ids = tiny.families.four_axis_ids
     output, sizes = (8, 8), [(4, 4), (2, 8)]
     inputs = small.inputs(model, output, TIMESTEP)
-    references = [four_axis_ids(*size, t=10.0 * (i + 1)) for i, size in enumerate(sizes)]  # Flux2Pipeline's t
-    inputs["img_ids"] = torch.cat([inputs["img_ids"][0], *references])[None]
+    references = Flux2Pipeline._prepare_image_ids([torch.empty(1, 4, *size) for size in sizes])  # t = 10, 20
+    inputs["img_ids"] = torch.cat([inputs["img_ids"], references], dim=1)
     inputs["hidden_states"] = torch.randn(1, inputs["img_ids"].shape[1], 4, generator=torch.Generator().manual_seed(1))
     plain = run(model, inputs)
     handle = apply_extrapolation(model, "yarn", trained_grid=TRAINED)
@@ -164,7 +167,7 @@ def test_flux3_cover_maps_its_separate_reference_ids_at_their_spacing(tiny, refe
     spacing = tiny.families.FLUX3_ROPE_SCALE
     output = (8, 8)
     inputs = small.inputs(model, output, TIMESTEP)
-    inputs["image_cond_ids"] = tiny.families.four_axis_ids(*TRAINED, step=spacing, layer=-1.0)
+    inputs["image_cond_ids"] = tiny.families.flux3_ids(*TRAINED, layer=-1)
     inputs["image_cond_hidden_states"] = torch.randn(1, 16, 4, generator=torch.Generator().manual_seed(2))
     handle = apply_extrapolation(model, "pi", trained_grid=TRAINED)
     ours = tiny.rope_table(model, family, _Given(inputs), output, TIMESTEP)

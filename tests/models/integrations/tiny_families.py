@@ -316,30 +316,17 @@ def make_flux2():
                                    guidance_embeds=False).eval()
 
 
-def four_axis_ids(h: int, w: int, t: float = 0.0, step: float = 1.0, layer: float = 0.0) -> torch.Tensor:
-    """Flux.2 / Flux3 image ids (t, y, x, l): the (y, x) grid `step` apart at time t and layer l."""
-    ids = torch.zeros(h, w, 4)
-    ids[..., 0], ids[..., 3] = t, layer
-    ids[..., 1] = step * torch.arange(h)[:, None]
-    ids[..., 2] = step * torch.arange(w)[None, :]
-    return ids.reshape(-1, 4)
-
-
-def four_axis_text_ids(n: int) -> torch.Tensor:
-    """Flux.2 / Flux3 text ids: (0, 0, 0, l) for l = 0 .. n - 1."""
-    ids = torch.zeros(n, 4)
-    ids[:, 3] = torch.arange(n)
-    return ids
-
-
 def flux2_inputs(model, grid, timestep):
-    """Flux2Pipeline's inputs: ids (1, seq, 4), as its context-parallel plan expects."""
+    """Flux2Pipeline's inputs, its ids from its own methods: int64 (1, seq, 4), as its context-parallel plan
+    expects."""
+    from diffusers import Flux2Pipeline
+
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
-                timestep=torch.tensor([float(timestep)]), img_ids=four_axis_ids(h, w)[None],
-                txt_ids=four_axis_text_ids(FLUX_TEXT)[None])
+    text = torch.randn(1, FLUX_TEXT, 8, generator=g)
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g), encoder_hidden_states=text,
+                timestep=torch.tensor([float(timestep)]), img_ids=Flux2Pipeline._prepare_latent_ids(
+                    torch.empty(1, 4, h, w)), txt_ids=Flux2Pipeline._prepare_text_ids(text))
 
 
 def make_flux3():
@@ -354,13 +341,23 @@ def make_flux3():
 FLUX3_ROPE_SCALE = 0.5  # Flux3PrepareLatentsStep's image_rope_scale
 
 
+def flux3_ids(h: int, w: int, layer: int = 0) -> torch.Tensor:
+    """The ids of Flux3's modular pipeline, from its own function: (0, y / 2, x / 2, layer), references at
+    layer -1, -2, ..."""
+    from diffusers.modular_pipelines.flux3.before_denoise import _prepare_image_ids
+
+    return _prepare_image_ids(h, w, FLUX3_ROPE_SCALE, l_coord=layer)
+
+
 def flux3_inputs(model, grid, timestep):
+    from diffusers.modular_pipelines.flux3.before_denoise import Flux3TextRoPEInputsStep
+
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
-                timestep=torch.tensor([float(timestep)]), img_ids=four_axis_ids(h, w, step=FLUX3_ROPE_SCALE),
-                txt_ids=four_axis_text_ids(FLUX_TEXT))
+    text = torch.randn(1, FLUX_TEXT, 8, generator=g)
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g), encoder_hidden_states=text,
+                timestep=torch.tensor([float(timestep)]), img_ids=flux3_ids(h, w),
+                txt_ids=Flux3TextRoPEInputsStep._prepare_text_ids(text))
 
 
 TINY.update({
