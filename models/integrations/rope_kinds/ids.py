@@ -121,22 +121,23 @@ class IdsRope(ExtrapolatedRope):
         return layout
 
     def _measure(self, rows: torch.Tensor) -> Layout:
+        """The layout of image rows (seq, n_axes) float64: the generated image's rows and each reference's
+        by their value on the index axis."""
         kind = self.setup.family.kind
         columns = self.setup.family.planned_axes
         index = rows[:, kind.index_axis]
         output = rows[index == kind.output_index]
         values = [float(v) for v in torch.unique(index).tolist() if v != kind.output_index]
         if self.reference_rule == "keep" or not values or not len(output):
-            return Layout(self._extents(rows, columns))
-        extents = self._extents(output, columns, tokens=False)
+            return Layout(tuple(e.tokens for e in self._extents(rows, columns)))
+        extents = self._extents(output, columns)
         maps = tuple((value, tuple(cover_map(ref, out) for ref, out in zip(
-            self._extents(rows[index == value], columns, tokens=False), extents, strict=True))) for value in values)
+            self._extents(rows[index == value], columns), extents, strict=True))) for value in values)
         return Layout(tuple(e.tokens for e in extents), maps)
 
-    def _extents(self, rows: torch.Tensor, columns, tokens: bool = True):
+    def _extents(self, rows: torch.Tensor, columns) -> tuple[Extent, ...]:
         spacing = self.setup.family.kind.spacing
-        extents = [Extent(float(rows[:, c].min()), float(rows[:, c].max()), spacing) for c in columns]
-        return tuple(e.tokens for e in extents) if tokens else tuple(extents)
+        return tuple(Extent(float(rows[:, c].min()), float(rows[:, c].max()), spacing) for c in columns)
 
     def placed(self, ids: torch.Tensor, layout: Layout) -> tuple[torch.Tensor, torch.Tensor] | None:
         """(rows, their positions): the rows of `ids` (a CPU bool mask) that belong to a reference image the
