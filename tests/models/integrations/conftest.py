@@ -33,8 +33,9 @@ FAMILY = {family.name: family for family in FAMILIES}
 
 def rope_table(model, family, tiny, grid, timestep):
     """What the family's rope gives the blocks for a grid, captured in a forward of the model: the rope
-    module's output (its calls' outputs concatenated in call order where the model calls it once per
-    ids argument, Flux.2), or (tables from the pipeline) the argument after the pre-hooks swapped it."""
+    module's output (of its first call, or every call's concatenated in call order where an ids kind
+    declares one call per ids argument, Flux.2; a dict's values, AnyFlow's query and key tables), or
+    (tables from the pipeline) the argument after the pre-hooks swapped it."""
     seen = []
     if family.rope_attr is not None:
         hook = getattr(model, family.rope_attr).register_forward_hook(lambda m, a, out: seen.append(out))
@@ -45,7 +46,8 @@ def rope_table(model, family, tiny, grid, timestep):
         tiny_families.run(model, tiny, grid, timestep)
     finally:
         hook.remove()
-    if len(seen) > 1:
+    seen = [tuple(out.values()) if isinstance(out, dict) else out for out in seen]
+    if getattr(family.kind, "separate_calls", ()):  # one call per ids argument (Flux.2, Flux3): all of them
         return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]
 
@@ -122,7 +124,8 @@ def case(request) -> Case:
 def tiny():
     """The tiny builders and helpers, for tests that need more than `case`."""
     return types.SimpleNamespace(
-        CASES=CASES, FAMILY=FAMILY, TINY=tiny_families.TINY, LTX_SCALE=tiny_families.LTX_SCALE,
+        CASES=CASES, FAMILY=FAMILY, TINY=tiny_families.TINY, TINY_MODULE=tiny_families,
+        LTX_SCALE=tiny_families.LTX_SCALE,
         flux_ids=tiny_families.flux_ids, make_flux=tiny_families.make_flux, make_wan=tiny_families.make_wan,
         make_qwen=tiny_families.make_qwen, make_hunyuan=tiny_families.make_hunyuan,
         make_cogvideox=tiny_families.make_cogvideox, make_ltx=tiny_families.make_ltx,
