@@ -36,6 +36,13 @@ CASES = [
      ValueError, "offset"),
     ("sincos-rope-config-scaling", lambda k: k.set_attr(k.dit(position_encoding="sincos"), "rope_config", RopeConfig(
         scaling=RopeScaling("linear", 2.0))), ValueError, "sincos"),
+    ("rope-config-offset-nan", lambda k: lambda: RopeConfig(offset=math.nan), ValueError, "offset must be finite"),
+    ("rope-config-offset-inf-on-an-axis",
+     lambda k: lambda: RopeConfig(offset=(0.0, math.inf)), ValueError, "offset must be finite"),
+    ("rope-config-scale-0", lambda k: lambda: RopeConfig(scale=0), ValueError, "scale must be non-zero"),
+    ("rope-config-scale-0-on-an-axis",
+     lambda k: lambda: RopeConfig(scale=(1.0, 0.0)), ValueError, "scale must be non-zero"),
+    ("rope-config-scale-nan", lambda k: lambda: RopeConfig(scale=math.nan), ValueError, "scale must be finite"),
     ("grid-rope-config-scale", lambda k: k.set_attr(GridRope((8, 8)), "config", RopeConfig(scale=(1.0, 1.0, 1.0))),
      ValueError, "scale"),
     ("lm-scaling-without-factor", lambda k: lambda: lm().set_rope_scaling({"rope_type": "linear"}),
