@@ -19,22 +19,78 @@ import pytest
 import torch
 
 
-def snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every path under `folder` with its bytes (None for a folder); links are not followed."""
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() and not p.is_symlink() else None)
-            for p in sorted(folder.rglob("*"))}
+def snapshot(folder: Path) -> dict[str, object]:
+    """Every path under `folder` with its bytes (a large file: its size and modification time; a folder or a link:
+    None); links are not followed."""
+
+    def state(path: Path):
+        if path.is_symlink() or not path.is_file():
+            return None
+        status = path.stat()
+        return path.read_bytes() if status.st_size < 64 << 20 else (status.st_size, status.st_mtime_ns)
+
+    return {str(p.relative_to(folder)): state(p) for p in sorted(folder.rglob("*"))}
+
+
+# a finished tiny training run: checkpoints at steps 1 and 2 (see `trained_run`), and the flags that made it
+RUN = dict(resolution=["16"], batch_size=4, max_steps=2, checkpointing_steps=1, checkpoints_total_limit=None,
+           log_every=1, lr_warmup_steps=1, sample_steps=1, samples_per_class=1, dataset_size=64)
+
+
+def flags(values: dict) -> list[str]:
+    """Command-line flags for config values."""
+    argv = []
+    for key, value in values.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None:
+            argv += [flag, "none"]
+        elif isinstance(value, list):
+            argv += [flag, *map(str, value)]
+        else:
+            argv += [flag, str(value)]
+    return argv
 
 
 class Kit:
     """What a case is made of: its folder `tmp`, the bundled image pipeline `pipe` (loaded once),
-    and builders of damaged models and files."""
+    a finished training run to copy, builders of damaged models and files, and limits on the memory
+    and disk the code under test sees (`memory.available_bytes`, `paths.free_bytes`)."""
 
-    def __init__(self, tmp: Path, load_pipe):
-        self.tmp, self._load_pipe = tmp, load_pipe
+    def __init__(self, tmp: Path, request):
+        self.tmp, self._request = tmp, request
 
     @property
     def pipe(self):
-        return self._load_pipe()
+        return self._request.getfixturevalue("bundled_pipe")
+
+    def run(self, name: str = "run") -> Path:
+        """A copy of a finished tiny training run (RUN), in tmp/name."""
+        return Path(shutil.copytree(self._request.getfixturevalue("trained_run"), self.tmp / name, symlinks=True))
+
+    def run_argv(self, folder: Path, *extra: str) -> list[str]:
+        """`axialrope train` continuing or restarting the run in `folder` with its own flags, then `extra`."""
+        return ["train", "--output-dir", str(folder), *flags(RUN), *extra]
+
+    def limit_memory(self, gib: float) -> None:
+        """The memory pre-flight sees `gib` GiB free, on any machine."""
+        from axialrope.pipelines.sampling import memory
+
+        self._request.getfixturevalue("monkeypatch").setattr(memory, "available_bytes", lambda device="cpu": int(
+            gib * 2**30))
+
+    def limit_disk(self, mib: float) -> None:
+        """Every disk has `mib` MiB free, for the checks made before writing."""
+        from axialrope.pipelines import paths
+
+        self._request.getfixturevalue("monkeypatch").setattr(paths, "free_bytes", lambda path: int(mib * 2**20))
+
+    def lock(self, folder: Path):
+        """Holds the run lock on `folder` for the case, as a second run in another process would."""
+        from axialrope.pipelines.training.run_folder import RunLock
+
+        lock = RunLock(folder, report=lambda line: None).__enter__()
+        self._request.addfinalizer(lambda: lock.__exit__(None, None, None))
+        return lock
 
     @staticmethod
     def dit(**overrides):
@@ -88,9 +144,20 @@ def bundled_pipe():
     return load_pipeline(None, "cpu")
 
 
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory) -> Path:
+    """A finished tiny training run (RUN), trained once for the session; cases copy it (`Kit.run`)."""
+    from axialrope.pipelines.training.config import TrainConfig
+    from axialrope.pipelines.training.loop import train
+
+    folder = tmp_path_factory.mktemp("trained") / "run"
+    train(TrainConfig.from_dict({**RUN, "output_dir": str(folder)}))
+    return folder
+
+
 @pytest.fixture
 def kit(tmp_path, request) -> Kit:
-    return Kit(tmp_path, lambda: request.getfixturevalue("bundled_pipe"))
+    return Kit(tmp_path, request)
 
 
 @pytest.fixture

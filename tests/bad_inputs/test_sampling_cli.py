@@ -1,18 +1,36 @@
 """Bad inputs of sampling: model and pipeline folders, the pipeline's call, output paths, devices, and
 `axialrope sample` / `axialrope compare`."""
 
+import json
 import math
+import os
+from pathlib import Path
 
 import pytest
 import torch
 
 from axialrope.pipelines.cli.preflight import check_device
 from axialrope.pipelines.objectives import make_objective, sample
-from axialrope.pipelines.paths import check_output_file, check_output_folder
+from axialrope.pipelines.paths import check_free_space, check_output_file, check_output_folder
 from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
 from axialrope.pipelines.sampling.memory import check_sampling_memory
 
 NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+
+
+def sparse_tail(file: Path, gib: float) -> Path:
+    """`file` grown by `gib` GiB of zeros that take no disk (a sparse file)."""
+    os.truncate(file, file.stat().st_size + int(gib * 2**30))
+    return file
+
+
+def claimed_weights(file: Path, gib: float) -> Path:
+    """A safetensors file whose header claims one float32 tensor of `gib` GiB, that size on disk (sparse)."""
+    count = int(gib * 2**30) // 4
+    header = json.dumps({"w": {"dtype": "F32", "shape": [count], "data_offsets": [0, count * 4]}}).encode()
+    file.write_bytes(len(header).to_bytes(8, "little") + header)
+    os.truncate(file, 8 + len(header) + count * 4)
+    return file
 
 
 def band(up_to_scale, method="pi", entropy_scaling=False) -> dict:
@@ -69,6 +87,24 @@ CASES = [
      lambda k: (f := k.pipeline_folder(), k.edit_json(f / "model_index.json", 
                default_extrapolation=[band(None, "yarnn")]),
                 lambda: load_pipeline(str(f), "cpu"))[-1], ValueError, "default_extrapolation"),
+    ("load-dit-weights-with-a-sparse-84-gib-tail",
+     lambda k: (f := k.model_folder(), sparse_tail(k.weights_file(f), 84), lambda: load_dit(f))[-1],
+     ValueError, "longer than its tensors"),
+    ("load-dit-weights-larger-than-memory",
+     lambda k: (f := k.model_folder(), claimed_weights(k.weights_file(f), 84), k.limit_memory(8),
+                lambda: load_dit(f))[-1], ValueError, "GiB"),
+    ("load-dit-header-longer-than-the-file",
+     lambda k: (f := k.model_folder(), k.weights_file(f).write_bytes((1 << 40).to_bytes(8, "little") + b"{}"),
+                lambda: load_dit(f))[-1], ValueError, "truncated or corrupt"),
+    ("load-dit-config-depth-1e8",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", depth=10**8), lambda: load_dit(f))[-1],
+     ValueError, "depth 100000000"),
+    ("load-dit-config-of-2-mib",
+     lambda k: (f := k.model_folder(), k.write("model/config.json", "{" + " " * (2 << 20) + "}"),
+                lambda: load_dit(f))[-1], ValueError, "bytes"),
+    ("load-dit-config-nested-too-deeply",
+     lambda k: (f := k.model_folder(), k.write("model/config.json", "[" * 100_000 + "]" * 100_000),
+                lambda: load_dit(f))[-1], ValueError, "nested too deeply"),
     # the pipeline's call and its pre-flight
     ("sample-negative-guidance",
      lambda k: lambda: sample(k.dit(), make_objective("flow"), torch.zeros(1, 3, 8, 8), torch.tensor([0]), 1, -1.0, 2),
@@ -98,6 +134,17 @@ CASES = [
     ("output-folder-under-a-file",
      lambda k: (k.write("f", "x"), lambda: check_output_folder(k.tmp / "f" / "a" / "b", "--output-dir"))[-1],
      ValueError, "is a file"),
+    ("out-a-fifo",
+     lambda k: (os.mkfifo(k.tmp / "f.png"), lambda: check_output_file(k.tmp / "f.png", "--out"))[-1],
+     ValueError, "not a regular file"),
+    ("out-name-too-long",
+     lambda k: lambda: check_output_file(k.tmp / ("x" * 300 + ".png"), "--out"), ValueError, "this file system allows"),
+    ("out-path-too-long",
+     lambda k: lambda: check_output_file(k.tmp.joinpath(*["d" * 200] * 25, "x.png"), "--out"), ValueError,
+     "longer than"),
+    ("out-on-a-full-disk",
+     lambda k: (k.limit_disk(0.5), lambda: check_free_space(k.tmp / "x.png", 1 << 20, "--out", "the samples"))[-1],
+     ValueError, "MiB free"),
     ("device-unknown", lambda k: lambda: check_device("tpu"), ValueError, "--device"),
     ("device-garbage", lambda k: lambda: check_device("cuda:x"), ValueError, "--device"),
     ("device-cuda-without-gpu", lambda k: lambda: check_device("cuda"), ValueError, "CUDA", NEEDS_NO_GPU),
@@ -129,6 +176,36 @@ CLI_CASES = [
     pytest.param(lambda k: ["sample", "--steps", "0"], "--steps", id="sample-zero-steps"),
     pytest.param(lambda k: ["sample", "--fps", "0"], "--fps", id="sample-zero-fps"),
     pytest.param(lambda k: ["sample", "--height", "-8"], "--height", id="sample-negative-height"),
+    pytest.param(lambda k: ["sample", "--guidance", "1e30"], "--guidance", id="sample-guidance-1e30"),
+    pytest.param(lambda k: ["compare", "--guidance", "1e30"], "--guidance", id="compare-guidance-1e30"),
+    pytest.param(lambda k: ["sample", "--guidance", "inf"], "--guidance", id="sample-guidance-inf"),
+    pytest.param(lambda k: ["sample", "--fps", "0.001"], "--fps", id="sample-fps-0.001"),
+    pytest.param(lambda k: ["sample", "--fps", "1e6"], "--fps", id="sample-fps-1e6"),
+    pytest.param(lambda k: (k.limit_memory(8), ["sample", "--num", "4000"])[-1], "at most --num", id="sample-num-4000"),
+    pytest.param(lambda k: (k.limit_memory(8), ["compare", "--num", "4000", "--methods", "none"])[-1], "at most --num",
+                 id="compare-num-4000"),
+    pytest.param(lambda k: (k.limit_memory(8), ["sample", "--steps", "1000000000"])[-1], "at most --steps",
+                 id="sample-steps-1e9"),
+    pytest.param(lambda k: (k.limit_disk(0.01), ["sample"])[-1], "MiB free", id="sample-on-a-full-disk"),
+    pytest.param(lambda k: ((k.tmp / "outputs").mkdir(), ["sample", "--model", "outputs/typo"])[-1], "no such folder",
+                 id="sample-mistyped-local-model"),
+    pytest.param(lambda k: ["sample", "--model", "./typo"], "no such folder", id="sample-dot-path-model"),
+    pytest.param(lambda k: ["sample", "--model", "shapes-rop"], "did you mean 'shapes-rope'",
+                 id="sample-mistyped-bundled-name"),
+    pytest.param(lambda k: ((k.tmp / "outputs").mkdir(), ["compare", "--model", "outputs/typo"])[-1], "no such folder",
+                 id="compare-mistyped-local-model"),
+    pytest.param(lambda k: (os.mkfifo(k.tmp / "f.png"), ["sample", "--out", str(k.tmp / "f.png")])[-1],
+                 "not a regular file", id="sample-out-a-fifo"),
+    pytest.param(lambda k: ["sample", "--out", "x" * 300 + ".png"], "this file system allows",
+                 id="sample-out-too-long"),
+    pytest.param(lambda k: ["sample", "--model", "moving-shapes-rope", "--out", "x" * 250 + ".gif"],
+                 "this file system allows", id="sample-video-out-too-long-for-its-frames-folder"),
+    pytest.param(lambda k: ["sample", "--classes", "\u0663"], "unknown class", id="sample-class-a-non-ascii-digit"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), sparse_tail(k.weights_file(f / "transformer"), 84),
+                            ["sample", "--model", str(f)])[-1], "longer than its tensors",
+                 id="sample-weights-with-a-sparse-84-gib-tail"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=10**8),
+                            ["sample", "--model", str(f)])[-1], "depth 100000000", id="sample-config-depth-1e8"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.truncate(k.weights_file(f / "transformer")),
                             ["sample", "--model", str(f)])[-1], "truncated", id="sample-truncated-model"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=2),
