@@ -1,6 +1,9 @@
 """Bad inputs of training: configs and config files, checkpoints and state files, the text LM's
 checkpoints, and `axialrope train`."""
 
+import json
+import math
+import os
 import pickle
 from pathlib import Path
 
@@ -39,8 +42,76 @@ def old_checkpoint(tmp: Path) -> Path:
     return folder
 
 
+def alias_bomb() -> str:
+    """A YAML file of a few hundred bytes whose aliases stand for 9^9 strings."""
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"{new}: &{new} [{', '.join(['*' + old] * 9)}]" for old, new in zip("abcdefgh", "bcdefghi", strict=True)]
+    return "\n".join(lines + ["resolution: *i", ""])
+
+
+ALIAS_BOMB = alias_bomb()
+
+
+def read_only_folder(tmp: Path) -> Path:
+    """A folder no file can be made in: made read-only (chmod), or for root (who writes anywhere) /sys."""
+    import tempfile
+
+    if os.geteuid() != 0:
+        (tmp / "read-only").mkdir()
+        (tmp / "read-only").chmod(0o555)
+        return tmp / "read-only"
+    try:
+        os.close(tempfile.mkstemp(dir="/sys")[0])
+    except OSError:
+        return Path("/sys")
+    pytest.skip("no read-only folder here")
+
+
+def run_with_read_only_checkpoints(tmp: Path) -> Path:
+    (tmp / "run").mkdir()
+    (tmp / "run" / "checkpoints").symlink_to(read_only_folder(tmp), target_is_directory=True)
+    return tmp / "run"
+
+
+def edit_trainer_state(run: Path, step: int, **changes) -> Path:
+    """The run's checkpoint of `step`, its trainer_state.json edited by hand (its digest left as it was)."""
+    folder = run / "checkpoints" / f"checkpoint-{step:06d}"
+    state = json.loads((folder / "trainer_state.json").read_text())
+    (folder / "trainer_state.json").write_text(json.dumps({**state, **changes}))
+    return folder
+
+
 # (id, make(kit) -> the call, error type, a word of the message)
 CASES = [
+    ("learning-rate-inf",
+     lambda k: lambda: train_config(k.tmp, learning_rate=math.inf).validate(), ValueError, "learning_rate"),
+    ("learning-rate-nan",
+     lambda k: lambda: train_config(k.tmp, learning_rate=math.nan).validate(), ValueError, "learning_rate"),
+    ("max-grad-norm-inf",
+     lambda k: lambda: train_config(k.tmp, max_grad_norm=math.inf).validate(), ValueError, "max_grad_norm"),
+    ("weight-decay-inf",
+     lambda k: lambda: train_config(k.tmp, weight_decay=math.inf).validate(), ValueError, "weight_decay"),
+    ("guidance-scale-1e30",
+     lambda k: lambda: train_config(k.tmp, guidance_scale=1e30).validate(), ValueError, "guidance_scale"),
+    ("rope-theta-inf",
+     lambda k: lambda: train_config(k.tmp, rope_theta=[math.inf]).validate(), ValueError, "rope_theta"),
+    ("dataset-size-1e11",
+     lambda k: (k.limit_memory(64), lambda: train_config(k.tmp, dataset_size=10**11).validate())[-1],
+     ValueError, "at most dataset_size"),
+    ("sample-steps-1e9",
+     lambda k: (k.limit_memory(8), lambda: train_config(k.tmp, sample_steps=10**9).validate())[-1],
+     ValueError, "at most sample_steps"),
+    ("overwrite-and-resume-at-once",
+     lambda k: lambda: train_config(k.tmp, resume="latest", overwrite_output_dir=True).validate(),
+     ValueError, "give one of them"),
+    ("overwrite-not-a-bool",
+     lambda k: lambda: train_config(k.tmp, overwrite_output_dir="yes").validate(), ValueError, "overwrite_output_dir"),
+    ("checkpoints-read-only",
+     lambda k: (f := run_with_read_only_checkpoints(k.tmp), lambda: train_config(k.tmp, output_dir=str(f)).validate())[
+         -1], ValueError, "not writable"),
+    ("checkpoints-is-a-file",
+     lambda k: (k.write("run/checkpoints", "x"), lambda: train_config(k.tmp).validate())[-1],
+     ValueError, "is a file"),
     # configs
     ("output-dir-is-a-file",
      lambda k: (k.write("file", "x"), lambda: train_config(k.tmp, output_dir=str(k.tmp / "file")).validate())[-1],
@@ -68,6 +139,20 @@ CASES = [
     ("config-a-list",
      lambda k: (k.write("c.yaml", "- 1\n- 2\n"), lambda: TrainConfig.from_file(k.tmp / "c.yaml"))[-1],
      ValueError, "mapping"),
+    ("config-yaml-alias-bomb",
+     lambda k: (k.write("c.yaml", ALIAS_BOMB), lambda: read_config_file(k.tmp / "c.yaml"))[-1], ValueError, "expands"),
+    ("config-yaml-alias-in-itself",
+     lambda k: (k.write("c.yaml", "a: &a [*a]\n"), lambda: read_config_file(k.tmp / "c.yaml"))[-1],
+     ValueError, "refers to a value that holds it"),
+    ("config-of-2-mib",
+     lambda k: (k.write("c.yaml", "#" * (2 << 20)), lambda: read_config_file(k.tmp / "c.yaml"))[-1],
+     ValueError, "bytes"),
+    ("config-json-nested-too-deeply",
+     lambda k: (k.write("c.json", "[" * 100_000 + "]" * 100_000), lambda: read_config_file(k.tmp / "c.json"))[-1],
+     ValueError, "nested too deeply"),
+    ("config-a-fifo",
+     lambda k: (os.mkfifo(k.tmp / "c.yaml"), lambda: read_config_file(k.tmp / "c.yaml"))[-1],
+     ValueError, "not a regular file"),
     ("config-binary",
      lambda k: (k.write("c.yaml", b"\xff\xfe\x00"), lambda: read_config_file(k.tmp / "c.yaml"))[-1],
      ValueError, "YAML"),
@@ -93,6 +178,12 @@ CASES = [
      lambda k: (old_checkpoint(k.tmp),
                 lambda: find_resumable("latest", k.tmp / "checkpoints", report=lambda line: None))[-1],
      DamagedCheckpointError, "no usable checkpoint"),
+    ("trainer-state-counters-edited",
+     lambda k: (f := edit_trainer_state(k.run(), 2, micro_batches=0), lambda: read_checkpoint(f))[-1],
+     DamagedCheckpointError, "digest"),
+    ("trainer-state-of-version-1",
+     lambda k: (f := edit_trainer_state(k.run(), 2, version=1), lambda: read_checkpoint(f))[-1],
+     DamagedCheckpointError, "version 1"),
     ("resume-missing-folder",
      lambda k: lambda: find_resumable(str(k.tmp / "checkpoint-000002"), k.tmp), FileNotFoundError, "does not exist"),
 ]
@@ -117,6 +208,42 @@ CLI_CASES = [
     pytest.param(lambda k: ["train", "--resume", str(k.tmp / "checkpoint-000004")], "resume",
                  id="train-resume-missing"),
     pytest.param(lambda k: ["train", "--rope-theta", "0.5"], "rope_theta", id="train-theta-below-1"),
+    pytest.param(lambda k: ["train", "--learning-rate", "inf"], "learning_rate", id="train-learning-rate-inf"),
+    pytest.param(lambda k: ["train", "--guidance-scale", "1e30"], "guidance_scale", id="train-guidance-1e30"),
+    pytest.param(lambda k: (k.limit_memory(64), ["train", "--dataset-size", "100000000000"])[-1],
+                 "at most dataset_size", id="train-dataset-size-1e11"),
+    pytest.param(lambda k: (k.write("c.yaml", ALIAS_BOMB), ["train", "--config", str(k.tmp / "c.yaml")])[-1], "expands",
+                 id="train-yaml-alias-bomb"),
+    pytest.param(lambda k: (k.limit_memory(1), ["train", "--batch-size", "100000", "--resolution", "64"])[-1],
+                 "at most --batch-size", id="train-batch-larger-than-memory"),
+    pytest.param(lambda k: (k.limit_memory(1), ["train", "--samples-per-class", "1000000"])[-1], "samples_per_class",
+                 id="train-final-grid-larger-than-memory"),
+    pytest.param(lambda k: (k.limit_disk(0.01), ["train"])[-1], "MiB free", id="train-on-a-full-disk"),
+    pytest.param(lambda k: ["train", "--output-dir", str(run_with_read_only_checkpoints(k.tmp))], "not writable",
+                 id="train-read-only-checkpoints"),
+    # a folder holding a run: never lost, never mixed
+    pytest.param(lambda k: k.run_argv(k.run()), "--resume latest", id="train-fresh-start-in-a-used-folder"),
+    pytest.param(lambda k: k.run_argv(k.run()), "--overwrite-output-dir", id="train-fresh-start-names-the-way-over"),
+    pytest.param(lambda k: (f := k.run(), k.lock(f), k.run_argv(f, "--resume", "latest", "--max-steps", "3"))[-1],
+                 "in use by another training run", id="train-second-run-on-a-locked-folder"),
+    pytest.param(lambda k: k.run_argv(k.run(), "--resume", "latest", "--learning-rate", "0.1"), "--learning-rate",
+                 id="train-resume-with-another-learning-rate"),
+    pytest.param(lambda k: k.run_argv(k.run(), "--resume", "latest", "--batch-size", "2"), "--batch-size",
+                 id="train-resume-with-another-batch-size"),
+    pytest.param(lambda k: k.run_argv(k.run(), "--resume", "latest", "--seed", "7"), "--seed",
+                 id="train-resume-with-another-seed"),
+    pytest.param(lambda k: (f := k.run(), k.run_argv(f, "--resume", str(f / "checkpoints" / "checkpoint-000001")))[-1],
+                 "newest checkpoint is checkpoint-000002", id="train-resume-an-older-checkpoint"),
+    pytest.param(lambda k: (f := k.run(), g := k.run("other"), k.run_argv(
+        f, "--resume", str(g / "checkpoints" / "checkpoint-000002")))[-1], "belongs to another run",
+                 id="train-resume-another-runs-checkpoint-into-a-used-folder"),
+    pytest.param(lambda k: (f := k.run(), k.run_argv(f, "--resume", str(edit_trainer_state(f, 2, micro_batches=0))))[
+        -1], "digest", id="train-resume-hand-edited-counters"),
+    pytest.param(lambda k: (f := k.run(), k.run_argv(f, "--overwrite-output-dir", "--data", "image_folder",
+                                                      "--data-dir", str(k.tmp / "missing")))[-1], "does not exist",
+                 id="train-overwrite-with-bad-data-deletes-nothing"),
+    pytest.param(lambda k: (f := k.run(), k.run_argv(f, "--overwrite-output-dir", "--dataset-size", "2"))[-1],
+                 "lower batch_size", id="train-overwrite-with-too-little-data-deletes-nothing"),
 ]
 
 
