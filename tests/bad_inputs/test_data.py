@@ -1,11 +1,13 @@
 """Bad inputs of the data: folders of images and videos, as a dataset and through `axialrope train`."""
 
+import io
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from axialrope.pipelines.data.folders import ImageFolderDataset
+from axialrope.pipelines.data.buckets import Bucket
+from axialrope.pipelines.data.folders import ImageFolderDataset, VideoFolderDataset
 from axialrope.pipelines.training.config import TrainConfig
 from axialrope.pipelines.training.loop import train
 
@@ -21,6 +23,35 @@ def empty_class(tmp: Path) -> Path:
     return tmp / "data"
 
 
+def images(tmp: Path, *odd: tuple[str, bytes]) -> Path:
+    """tmp/data: four good 16x16 PNGs and the `odd` (name, bytes) files."""
+    folder = tmp / "data"
+    folder.mkdir()
+    for i in range(4):
+        Image.new("RGB", (16, 16), (60 * i, 90, 200)).save(folder / f"{i}.png")
+    for name, data in odd:
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def png(width: int, height: int, mode: str = "RGB") -> bytes:
+    buffer = io.BytesIO()
+    Image.new(mode, (width, height)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def truncated_png() -> bytes:
+    """A PNG cut short in its pixel data: its header reads, its pixels do not."""
+    buffer = io.BytesIO()
+    Image.effect_noise((64, 64), 50).convert("RGB").save(buffer, format="PNG")
+    return buffer.getvalue()[: len(buffer.getvalue()) * 2 // 3]
+
+
+def folder_run(tmp: Path, folder: Path, *extra: str) -> list[str]:
+    return ["train", "--data", "image_folder", "--data-dir", str(folder), "--resolution", "16", "--output-dir",
+            str(tmp / "run"), *extra]
+
+
 # (id, make(kit) -> the call, error type, a word of the message)
 CASES = [
     ("empty-class-folder",
@@ -28,7 +59,38 @@ CASES = [
     ("train-empty-class-folder",
      lambda k: (d := empty_class(k.tmp), lambda: train(train_config(k.tmp, data="image_folder", data_dir=str(d))))[-1],
      ValueError, "class folder"),
+    ("truncated-png",
+     lambda k: (d := images(k.tmp, ("cut.png", truncated_png())), lambda: ImageFolderDataset(d))[-1],
+     ValueError, "cut.png"),
+    ("image-of-1-by-1000000-pixels",
+     lambda k: (d := images(k.tmp, ("line.png", png(1, 1_000_000, "1"))),
+                lambda: ImageFolderDataset(d).check_buckets([Bucket(16, 16)]))[-1], ValueError, "line.png"),
+    ("image-past-the-decompression-bomb-limit",
+     lambda k: (d := images(k.tmp, ("bomb.png", png(9500, 9500, "1"))), lambda: ImageFolderDataset(d))[-1],
+     ValueError, "decompression bomb"),
+    ("frame-folder-with-a-truncated-frame",
+     lambda k: (d := images(k.tmp), (d / "clip").mkdir(), *[(d / "clip" / f"{i}.png").write_bytes(png(8, 8))
+                                                               for i in range(3)],
+                (d / "clip" / "3.png").write_bytes(truncated_png()), lambda: VideoFolderDataset(d))[-1],
+     ValueError, "3.png"),
 ]
+
+
+# pytest.param(make(kit) -> argv, a word of the message, id=...)
+CLI_CASES = [
+    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("cut.png", truncated_png()))), "cut.png",
+                 id="train-truncated-png"),
+    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", png(1, 1_000_000, "1")))), "aspect",
+                 id="train-image-of-1-by-1000000-pixels"),
+    pytest.param(lambda k: folder_run(k.tmp, k.tmp / "missing"), "does not exist", id="train-missing-data-folder"),
+    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp), "--batch-size", "8"), "lower batch_size",
+                 id="train-batch-larger-than-the-data"),
+]
+
+
+@pytest.mark.parametrize("make, word", CLI_CASES)
+def test_a_bad_command_line_is_a_one_line_usage_error_before_any_output(expect_usage_error, make, word):
+    expect_usage_error(make, word)
 
 
 @pytest.mark.parametrize("make, error, word", [pytest.param(*case[1:4], id=case[0], marks=case[4:]) for case in CASES])
