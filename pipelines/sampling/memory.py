@@ -236,13 +236,13 @@ def check_sampling_memory(model, batch: int, shape: Sequence[int], guidance: boo
         return
     size = "x".join(map(str, shape))
     advice = []
+    fewer = largest_fitting(batch, lambda n: sampling_bytes(model, n, shape, guidance, steps=steps), budget)
+    if fewer // per_batch >= 1:
+        advice.append(f"at most --num {fewer // per_batch} fits at this size")
     fitting = largest_fitting_shape(model, batch, shape, guidance, budget, steps)
     if fitting is not None and fitting != tuple(shape):
         advice.append(f"the largest {'x'.join(map(str, fitting))} at this aspect fits (--height {fitting[-2]} "
                       f"--width {fitting[-1]})")
-    fewer = largest_fitting(batch, lambda n: sampling_bytes(model, n, shape, guidance, steps=steps), budget)
-    if fewer // per_batch >= 1:
-        advice.append(f"at most --num {fewer // per_batch} fits at this size")
     if steps_bytes(steps) > budget:
         advice.append(f"at most --steps {largest_fitting(steps, steps_bytes, budget)} fit")
     advice = "; or ".join(advice) or "sample fewer at once (--num) or on a device with more memory"

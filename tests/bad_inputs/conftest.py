@@ -11,8 +11,14 @@ folder (which is the working folder, so a default output path would show) as it 
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import resource
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -127,6 +133,38 @@ class Kit:
         return folder / "diffusion_pytorch_model.safetensors"
 
     @staticmethod
+    def sparse_tail(file: Path, gib: float) -> Path:
+        """`file` grown by `gib` GiB of zeros that take no disk (a sparse file)."""
+        os.truncate(file, file.stat().st_size + int(gib * 2**30))
+        return file
+
+    @staticmethod
+    def claimed_weights(file: Path, gib: float) -> Path:
+        """A safetensors file whose header claims one float32 tensor of `gib` GiB, that size on disk (sparse)."""
+        count = int(gib * 2**30) // 4
+        header = json.dumps({"w": {"dtype": "F32", "shape": [count], "data_offsets": [0, count * 4]}}).encode()
+        file.write_bytes(len(header).to_bytes(8, "little") + header)
+        os.truncate(file, 8 + len(header) + count * 4)
+        return file
+
+    @staticmethod
+    def alias_bomb() -> str:
+        """A YAML file of a few hundred bytes whose aliases stand for 9^9 strings."""
+        lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+        lines += [f"{new}: &{new} [{', '.join(['*' + old] * 9)}]"
+                  for old, new in zip("abcdefgh", "bcdefghi", strict=True)]
+        return "\n".join(lines + ["resolution: *i", ""])
+
+    @staticmethod
+    def png(width: int, height: int, mode: str = "RGB") -> bytes:
+        """A PNG file's bytes (mode "1" keeps a huge one small in memory and on disk)."""
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.new(mode, (width, height)).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    @staticmethod
     def truncate(path: Path) -> Path:
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
         return path
@@ -189,6 +227,33 @@ def expect_usage_error(kit, monkeypatch, capsys):
         message = [line for line in captured.err.splitlines() if line.startswith("axialrope ")]
         assert code == 2 and len(message) == 1 and captured.out == "", (code, captured.err, captured.out)
         assert word in message[0], message[0]
+        assert snapshot(kit.tmp) == before
+
+    return check
+
+
+ULIMIT_V_KIB = 8_000_000  # `ulimit -v 8000000`: the address space the hostile sizes are refused under
+
+
+@pytest.fixture
+def expect_refused_under_ulimit(kit):
+    """check(make, word): `axialrope *make(kit)`, run as its own process under `ulimit -v 8000000`, exits 2 with
+    one line naming `word`, before any work (within a minute) and without writing anything."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (ULIMIT_V_KIB * 1024, ULIMIT_V_KIB * 1024))
+
+    def check(make, word):
+        argv = make(kit)
+        before = snapshot(kit.tmp)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "axialrope.pipelines.cli", *argv], cwd=kit.tmp,
+                              capture_output=True, text=True, timeout=600, preexec_fn=limit,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+        message = [line for line in done.stderr.splitlines() if line.startswith("axialrope ")]
+        assert done.returncode == 2 and len(message) == 1, done.stderr[-3000:]
+        assert word in message[0], message[0]
+        assert time.monotonic() - started < 120  # refused, not worked through
         assert snapshot(kit.tmp) == before
 
     return check

@@ -34,12 +34,6 @@ def images(tmp: Path, *odd: tuple[str, bytes]) -> Path:
     return folder
 
 
-def png(width: int, height: int, mode: str = "RGB") -> bytes:
-    buffer = io.BytesIO()
-    Image.new(mode, (width, height)).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
 def truncated_png() -> bytes:
     """A PNG cut short in its pixel data: its header reads, its pixels do not."""
     buffer = io.BytesIO()
@@ -63,13 +57,13 @@ CASES = [
      lambda k: (d := images(k.tmp, ("cut.png", truncated_png())), lambda: ImageFolderDataset(d))[-1],
      ValueError, "cut.png"),
     ("image-of-1-by-1000000-pixels",
-     lambda k: (d := images(k.tmp, ("line.png", png(1, 1_000_000, "1"))),
+     lambda k: (d := images(k.tmp, ("line.png", k.png(1, 1_000_000, "1"))),
                 lambda: ImageFolderDataset(d).check_buckets([Bucket(16, 16)]))[-1], ValueError, "line.png"),
     ("image-past-the-decompression-bomb-limit",
-     lambda k: (d := images(k.tmp, ("bomb.png", png(9500, 9500, "1"))), lambda: ImageFolderDataset(d))[-1],
+     lambda k: (d := images(k.tmp, ("bomb.png", k.png(9500, 9500, "1"))), lambda: ImageFolderDataset(d))[-1],
      ValueError, "decompression bomb"),
     ("frame-folder-with-a-truncated-frame",
-     lambda k: (d := images(k.tmp), (d / "clip").mkdir(), *[(d / "clip" / f"{i}.png").write_bytes(png(8, 8))
+     lambda k: (d := images(k.tmp), (d / "clip").mkdir(), *[(d / "clip" / f"{i}.png").write_bytes(k.png(8, 8))
                                                                for i in range(3)],
                 (d / "clip" / "3.png").write_bytes(truncated_png()), lambda: VideoFolderDataset(d))[-1],
      ValueError, "3.png"),
@@ -80,7 +74,7 @@ CASES = [
 CLI_CASES = [
     pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("cut.png", truncated_png()))), "cut.png",
                  id="train-truncated-png"),
-    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", png(1, 1_000_000, "1")))), "aspect",
+    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", k.png(1, 1_000_000, "1")))), "aspect",
                  id="train-image-of-1-by-1000000-pixels"),
     pytest.param(lambda k: folder_run(k.tmp, k.tmp / "missing"), "does not exist", id="train-missing-data-folder"),
     pytest.param(lambda k: folder_run(k.tmp, images(k.tmp), "--batch-size", "8"), "lower batch_size",
@@ -91,6 +85,21 @@ CLI_CASES = [
 @pytest.mark.parametrize("make, word", CLI_CASES)
 def test_a_bad_command_line_is_a_one_line_usage_error_before_any_output(expect_usage_error, make, word):
     expect_usage_error(make, word)
+
+
+# the hostile sizes, each in a process of its own under `ulimit -v 8000000`: pytest.param(make(kit) -> argv, word)
+HOSTILE_SIZES = [
+    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", k.png(1, 1_000_000, "1")))), "aspect",
+                 id="png-of-1-by-1000000-pixels"),
+    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("bomb.png", k.png(9500, 9500, "1")))), "decompression bomb",
+                 id="png-past-the-decompression-bomb-limit"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, word", HOSTILE_SIZES)
+def test_a_hostile_size_is_refused_before_work_under_ulimit(expect_refused_under_ulimit, make, word):
+    expect_refused_under_ulimit(make, word)
 
 
 @pytest.mark.parametrize("make, error, word", [pytest.param(*case[1:4], id=case[0], marks=case[4:]) for case in CASES])

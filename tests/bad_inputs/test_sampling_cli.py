@@ -1,10 +1,8 @@
 """Bad inputs of sampling: model and pipeline folders, the pipeline's call, output paths, devices, and
 `axialrope sample` / `axialrope compare`."""
 
-import json
 import math
 import os
-from pathlib import Path
 
 import pytest
 import torch
@@ -16,21 +14,6 @@ from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
 from axialrope.pipelines.sampling.memory import check_sampling_memory
 
 NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
-
-
-def sparse_tail(file: Path, gib: float) -> Path:
-    """`file` grown by `gib` GiB of zeros that take no disk (a sparse file)."""
-    os.truncate(file, file.stat().st_size + int(gib * 2**30))
-    return file
-
-
-def claimed_weights(file: Path, gib: float) -> Path:
-    """A safetensors file whose header claims one float32 tensor of `gib` GiB, that size on disk (sparse)."""
-    count = int(gib * 2**30) // 4
-    header = json.dumps({"w": {"dtype": "F32", "shape": [count], "data_offsets": [0, count * 4]}}).encode()
-    file.write_bytes(len(header).to_bytes(8, "little") + header)
-    os.truncate(file, 8 + len(header) + count * 4)
-    return file
 
 
 def band(up_to_scale, method="pi", entropy_scaling=False) -> dict:
@@ -88,10 +71,10 @@ CASES = [
                default_extrapolation=[band(None, "yarnn")]),
                 lambda: load_pipeline(str(f), "cpu"))[-1], ValueError, "default_extrapolation"),
     ("load-dit-weights-with-a-sparse-84-gib-tail",
-     lambda k: (f := k.model_folder(), sparse_tail(k.weights_file(f), 84), lambda: load_dit(f))[-1],
+     lambda k: (f := k.model_folder(), k.sparse_tail(k.weights_file(f), 84), lambda: load_dit(f))[-1],
      ValueError, "longer than its tensors"),
     ("load-dit-weights-larger-than-memory",
-     lambda k: (f := k.model_folder(), claimed_weights(k.weights_file(f), 84), k.limit_memory(8),
+     lambda k: (f := k.model_folder(), k.claimed_weights(k.weights_file(f), 84), k.limit_memory(8),
                 lambda: load_dit(f))[-1], ValueError, "GiB"),
     ("load-dit-header-longer-than-the-file",
      lambda k: (f := k.model_folder(), k.weights_file(f).write_bytes((1 << 40).to_bytes(8, "little") + b"{}"),
@@ -201,7 +184,7 @@ CLI_CASES = [
     pytest.param(lambda k: ["sample", "--model", "moving-shapes-rope", "--out", "x" * 250 + ".gif"],
                  "this file system allows", id="sample-video-out-too-long-for-its-frames-folder"),
     pytest.param(lambda k: ["sample", "--classes", "\u0663"], "unknown class", id="sample-class-a-non-ascii-digit"),
-    pytest.param(lambda k: (f := k.pipeline_folder(), sparse_tail(k.weights_file(f / "transformer"), 84),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.sparse_tail(k.weights_file(f / "transformer"), 84),
                             ["sample", "--model", str(f)])[-1], "longer than its tensors",
                  id="sample-weights-with-a-sparse-84-gib-tail"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=10**8),
@@ -219,3 +202,22 @@ CLI_CASES = [
 @pytest.mark.parametrize("make, word", CLI_CASES)
 def test_a_bad_command_line_is_a_one_line_usage_error_before_any_output(expect_usage_error, make, word):
     expect_usage_error(make, word)
+
+
+# the hostile sizes, each in a process of its own under `ulimit -v 8000000`: pytest.param(make(kit) -> argv, word)
+HOSTILE_SIZES = [
+    pytest.param(lambda k: ["sample", "--num", "4000"], "at most --num", id="num-4000"),
+    pytest.param(lambda k: ["sample", "--steps", "1000000000"], "at most --steps", id="steps-1e9"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=10**8),
+                            ["sample", "--model", str(f)])[-1], "depth 100000000", id="config-json-depth-1e8"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.sparse_tail(k.weights_file(f / "transformer"), 84),
+                            ["sample", "--model", str(f)])[-1], "longer than its tensors", id="sparse-84-gib-weights"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.claimed_weights(k.weights_file(f / "transformer"), 84),
+                            ["sample", "--model", str(f)])[-1], "GiB", id="84-gib-of-weights"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, word", HOSTILE_SIZES)
+def test_a_hostile_size_is_refused_before_work_under_ulimit(expect_refused_under_ulimit, make, word):
+    expect_refused_under_ulimit(make, word)

@@ -42,16 +42,6 @@ def old_checkpoint(tmp: Path) -> Path:
     return folder
 
 
-def alias_bomb() -> str:
-    """A YAML file of a few hundred bytes whose aliases stand for 9^9 strings."""
-    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    lines += [f"{new}: &{new} [{', '.join(['*' + old] * 9)}]" for old, new in zip("abcdefgh", "bcdefghi", strict=True)]
-    return "\n".join(lines + ["resolution: *i", ""])
-
-
-ALIAS_BOMB = alias_bomb()
-
-
 def read_only_folder(tmp: Path) -> Path:
     """A folder no file can be made in: made read-only (chmod), or for root (who writes anywhere) /sys."""
     import tempfile
@@ -140,7 +130,8 @@ CASES = [
      lambda k: (k.write("c.yaml", "- 1\n- 2\n"), lambda: TrainConfig.from_file(k.tmp / "c.yaml"))[-1],
      ValueError, "mapping"),
     ("config-yaml-alias-bomb",
-     lambda k: (k.write("c.yaml", ALIAS_BOMB), lambda: read_config_file(k.tmp / "c.yaml"))[-1], ValueError, "expands"),
+     lambda k: (k.write("c.yaml", k.alias_bomb()), lambda: read_config_file(k.tmp / "c.yaml"))[-1],
+     ValueError, "expands"),
     ("config-yaml-alias-in-itself",
      lambda k: (k.write("c.yaml", "a: &a [*a]\n"), lambda: read_config_file(k.tmp / "c.yaml"))[-1],
      ValueError, "refers to a value that holds it"),
@@ -212,7 +203,8 @@ CLI_CASES = [
     pytest.param(lambda k: ["train", "--guidance-scale", "1e30"], "guidance_scale", id="train-guidance-1e30"),
     pytest.param(lambda k: (k.limit_memory(64), ["train", "--dataset-size", "100000000000"])[-1],
                  "at most dataset_size", id="train-dataset-size-1e11"),
-    pytest.param(lambda k: (k.write("c.yaml", ALIAS_BOMB), ["train", "--config", str(k.tmp / "c.yaml")])[-1], "expands",
+    pytest.param(lambda k: (k.write("c.yaml", k.alias_bomb()), ["train", "--config", str(k.tmp / "c.yaml")])[-1],
+                 "expands",
                  id="train-yaml-alias-bomb"),
     pytest.param(lambda k: (k.limit_memory(1), ["train", "--batch-size", "100000", "--resolution", "64"])[-1],
                  "at most --batch-size", id="train-batch-larger-than-memory"),
@@ -250,3 +242,22 @@ CLI_CASES = [
 @pytest.mark.parametrize("make, word", CLI_CASES)
 def test_a_bad_command_line_is_a_one_line_usage_error_before_any_output(expect_usage_error, make, word):
     expect_usage_error(make, word)
+
+
+# the hostile sizes, each in a process of its own under `ulimit -v 8000000`: pytest.param(make(kit) -> argv, word)
+HOSTILE_SIZES = [
+    pytest.param(lambda k: ["train", "--dataset-size", "100000000000"], "at most dataset_size", id="dataset-size-1e11"),
+    pytest.param(lambda k: (k.write("c.yaml", k.alias_bomb()), ["train", "--config", "c.yaml"])[-1], "expands",
+                 id="yaml-alias-bomb"),
+    pytest.param(lambda k: ["train", "--batch-size", "100000", "--resolution", "256"], "at most --batch-size",
+                 id="batch-size-100000"),
+    pytest.param(lambda k: ["train", "--samples-per-class", "1000000", "--resolution", "64"], "samples_per_class",
+                 id="final-grid-of-a-million"),
+    pytest.param(lambda k: ["train", "--sample-steps", "1000000000"], "at most sample_steps", id="sample-steps-1e9"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, word", HOSTILE_SIZES)
+def test_a_hostile_size_is_refused_before_work_under_ulimit(expect_refused_under_ulimit, make, word):
+    expect_refused_under_ulimit(make, word)
