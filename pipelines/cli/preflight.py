@@ -9,8 +9,9 @@
 
 Each check raises a ValueError naming the flag and what was expected; `usage_error` prints
 it as the one-line usage error every subcommand gives (exit code 2). `train`'s pre-flight is
-`TrainConfig.validate` (it checks --output-dir, --init-from and --resume too, for Python
-callers of `train` as well), reported through `usage_error`.
+`TrainConfig.validate` and the checks `training.loop.train` makes before its first write (the
+run folder, the data, the resume, memory, disk), for Python callers of `train` as well.
+The bounds themselves live in `sampling/memory.py`.
 """
 
 from __future__ import annotations

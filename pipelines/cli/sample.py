@@ -1,26 +1,15 @@
 """`axialrope sample`: images or videos at any size, with a RoPE extrapolation method.
 
-    axialrope sample --height 64 --width 64 --out outputs/sample.png          # bundled image model, 2x its size, auto
-    axialrope sample --extrapolation dype-yarn --entropy-scaling --height 96 --width 96
+    axialrope sample --height 64 --width 64 --out outputs/sample.png          # bundled image model, 2x, auto
+    axialrope sample --model outputs/run --classes circle ring --num 8 --extrapolation dype-yarn --entropy-scaling
     axialrope sample --model moving-shapes-rope --frames 16 --extrapolation riflex --out outputs/video.gif
-    axialrope sample --model outputs/run --classes circle ring --num 8 --seed 3 --scheduler unipc
-    axialrope sample --model outputs/run/checkpoints/checkpoint-000500 --out outputs/step500.png
+    axialrope sample --model path/to/FLUX.1-dev --prompt "a fox in snow" --height 2048 --width 2048 --out fox.png
 
-    # a diffusers pipeline of Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX or LTX-Video (folder or hub id)
-    axialrope sample --model path/to/FLUX.1-dev --prompt "a fox in snow" --height 2048 --width 2048 \
-        --extrapolation dype-yarn --out outputs/fox.png
-    axialrope sample --model path/to/Wan2.1-T2V-1.3B-Diffusers --prompt "waves" --frames 161 \
-        --extrapolation riflex --out outputs/waves.gif
-
-The output is one PNG grid (a row per class); a video model writes frames side by side as
-<out>.gif, <out>.png (a row per frame), <out>.mp4 (if PyAV is installed) and <out>_frames/.
-A diffusers pipeline runs with `axialrope.models.apply_extrapolation` (the family's trained
-grid from its table, or --trained-grid), bf16 on CUDA.
-
-`--extrapolation auto` (the default) samples this project's DiTs with the method their pipeline
-records for the requested scale (`AxialDiTPipeline.resolve_extrapolation`); the result line
-names it ("extrapolation auto: pi + entropy scaling"). Diffusers pipelines record none: for
-them auto is "none", the family's own behaviour.
+The output is one PNG grid (a row per class); a video model writes <out>.gif, <out>.png (a
+row per frame), <out>.mp4 (with PyAV) and <out>_frames/, all published once complete. A
+diffusers pipeline runs with `axialrope.models.apply_extrapolation`, bf16 on CUDA.
+`--extrapolation auto` (the default) samples this project's DiTs with the method their
+pipeline records for the requested scale; for diffusers pipelines auto is "none".
 """
 
 from __future__ import annotations

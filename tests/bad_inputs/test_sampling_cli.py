@@ -7,6 +7,7 @@ import os
 import pytest
 import torch
 
+from axialrope.models import DiT
 from axialrope.pipelines.cli.preflight import check_device
 from axialrope.pipelines.objectives import make_objective, sample
 from axialrope.pipelines.paths import check_free_space, check_output_file, check_output_folder
@@ -51,6 +52,9 @@ CASES = [
     ("load-dit-pickle-weights-only",
      lambda k: (f := k.model_folder(), k.weights_file(f).rename(f / "model.bin"), lambda: load_dit(f))[-1],
      ValueError, "pickle"),
+    ("from-pretrained-with-use-safetensors-refuses-a-bin",
+     lambda k: (f := k.model_folder(), k.weights_file(f).rename(f / "diffusion_pytorch_model.bin"),
+                lambda: DiT.from_pretrained(f, use_safetensors=True))[-1], OSError, "safetensors"),
     ("load-dit-other-class",
      lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", _class_name="UNet2DModel"),
                 lambda: load_dit(f))[-1], ValueError, "DiT"),
@@ -159,6 +163,9 @@ CLI_CASES = [
     pytest.param(lambda k: ["sample", "--steps", "0"], "--steps", id="sample-zero-steps"),
     pytest.param(lambda k: ["sample", "--fps", "0"], "--fps", id="sample-zero-fps"),
     pytest.param(lambda k: ["sample", "--height", "-8"], "--height", id="sample-negative-height"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.weights_file(f / "transformer").rename(
+        f / "transformer" / "diffusion_pytorch_model.bin"), ["sample", "--model", str(f)])[-1], "pickle",
+                 id="sample-pickle-weights-only"),
     pytest.param(lambda k: ["sample", "--guidance", "1e30"], "--guidance", id="sample-guidance-1e30"),
     pytest.param(lambda k: ["compare", "--guidance", "1e30"], "--guidance", id="compare-guidance-1e30"),
     pytest.param(lambda k: ["sample", "--guidance", "inf"], "--guidance", id="sample-guidance-inf"),
