@@ -38,10 +38,3 @@ __all__ = [
     "rotary_backend",
     "text_and_grid_coords",
 ]
-
-# diffusers' DiffusionPipeline.from_pretrained finds a pipeline class by its name on the diffusers module;
-# this has axialrope.pipelines' AxialDiTPipeline registered there once diffusers' pipelines load. It imports
-# neither diffusers nor the pipelines now, so the core stays torch + einops (see pipelines/sampling/registration.py).
-from .pipelines.sampling.registration import register_when_diffusers_loads as _register_when_diffusers_loads
-
-_register_when_diffusers_loads()

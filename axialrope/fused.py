@@ -93,10 +93,12 @@ def _plan_few_ops(xs, weights, cos, eps, layout, across_heads):
 def _signature(q, k, cos, sin, q_weight, k_weight, eps, layout, across_heads) -> tuple | None:
     """What the checks and the few-ops plan depend on (see rotary._signature); None for
     non-tensors, unhashable arguments and while torch.compile traces."""
-    if torch.compiler.is_compiling() or type(eps) is not float or layout not in LAYOUTS or type(across_heads) is not bool:
+    if (torch.compiler.is_compiling() or type(eps) is not float or layout not in LAYOUTS
+            or type(across_heads) is not bool):
         return None
     try:
-        weights = tuple(None if w is None else (w.shape, w.dtype, w.device, w.requires_grad) for w in (q_weight, k_weight))
+        weights = tuple(None if w is None else (w.shape, w.dtype, w.device, w.requires_grad)
+                        for w in (q_weight, k_weight))
         return (q.shape, k.shape, cos.shape, sin.shape, q.dtype, k.dtype, cos.dtype, sin.dtype, q.device, k.device,
                 cos.device, sin.device, q.requires_grad, k.requires_grad, cos.requires_grad, sin.requires_grad,
                 weights, eps, layout, across_heads, backends.current())
@@ -113,7 +115,8 @@ def _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rst
         results = fused_eager.norm_rotate_compiled(xs, weights, cos, sin, eps, layout, across_heads, need_rstd)
         if results is not None:
             return results
-    return [fused_eager.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads) for x, w in zip(xs, weights, strict=True)]
+    return [fused_eager.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads)
+            for x, w in zip(xs, weights, strict=True)]
 
 
 def _backward(grads, xs, rstds, weights, cos, sin, layout, across_heads, backend):

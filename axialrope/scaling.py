@@ -123,7 +123,8 @@ class RopeScaling:
         if self.rope_type != "default" and self.factor is not None and self.factor < 1:
             raise ValueError(f"scaling: factor must be >= 1 (it is L_eval / L_train), got {self.factor}")
         if self.attention_factor is not None and not self.attention_factor > 0:
-            raise ValueError(f"scaling: attention_factor must be > 0 (it multiplies cos and sin), got {self.attention_factor}")
+            raise ValueError(f"scaling: attention_factor must be > 0 (it multiplies cos and sin), "
+                             f"got {self.attention_factor}")
         for name in ("mscale", "mscale_all_dim"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise ValueError(f"scaling: {name} must be >= 0, got {getattr(self, name)}")

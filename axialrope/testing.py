@@ -366,7 +366,8 @@ def check_reduction(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_TO
     gen = _generator(seed)
     x, coords = _vectors(subject, gen, 2), _coords(subject, gen)
     base = _rotate(subject, x, coords).double()
-    moves, compositions = zip(*(_axis_moves(subject, x, coords, base, a, gen) for a in range(subject.n_axes)), strict=True)
+    moves, compositions = zip(*(_axis_moves(subject, x, coords, base, a, gen) for a in range(subject.n_axes)),
+                              strict=True)
     dead = [a for a, m in enumerate(moves) if float(m.max()) <= tolerance]
     if dead:
         explanation = f"axis {dead[0]} rotates no channel: the function ignores that coordinate (or stale tables)"

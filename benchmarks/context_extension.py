@@ -22,6 +22,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -172,7 +173,8 @@ def markdown(results: list[dict], settings: Settings, notes: list[str]) -> str:
     header = "| method | regime | " + " | ".join(title for _, _, title in columns(settings)) + " |"
     rule = "|---|---|" + "---:|" * len(columns(settings))
     out = []
-    for metric, title, fmt in (("passkey", "Passkey retrieval accuracy (all 5 digits right; higher is better)", "{:.2f}"),
+    for metric, title, fmt in (("passkey", "Passkey retrieval accuracy (all 5 digits right; higher is better)",
+                                "{:.2f}"),
                                ("ppl", "Perplexity of the synthetic language (lower is better)", "{:.2f}")):
         out += [f"**{title}**", "", header, rule]
         for method, regime in rows:
@@ -264,7 +266,7 @@ def main(argv=None) -> int:
     for method in FINETUNED:
         for length in settings.lengths:
             path = args.cache / f"finetune-{method}-{length}-{settings.key('finetune', method, length)}.safetensors"
-            model, info = cached_model(path, lambda: fine_tune(base_path, settings, language, method, length, device),
+            model, info = cached_model(path, partial(fine_tune, base_path, settings, language, method, length, device),
                                        device)
             tuned_seconds.append(info["train_seconds"])
             results.append(score(model, sets, method, "fine-tuned", length, length / trained))

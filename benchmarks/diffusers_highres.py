@@ -23,18 +23,19 @@ from pathlib import Path
 
 from axialrope.extrapolation import EXTRAPOLATION_METHODS
 from axialrope.pipelines.cli.compare import labelled_panels, panel
-from axialrope.pipelines.cli.sample import ENTROPY_SUFFIX, make_extrapolation
 from axialrope.pipelines.sampling.diffusers_families import (
     call_kwargs,
     generate,
     is_video_pipeline,
     load_family_pipeline,
 )
+from axialrope.pipelines.sampling.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="a diffusers pipeline folder or hub id (Flux, Qwen-Image, Wan, ...)")
+    parser.add_argument("--model", required=True,
+                        help="a diffusers pipeline folder or hub id (Flux, Qwen-Image, Wan, ...)")
     parser.add_argument("--prompt", required=True)
     parser.add_argument("--sizes", type=int, nargs="+", default=None, help="square image sizes in px")
     parser.add_argument("--height", type=int, default=None, help="px (with --width, instead of --sizes)")

@@ -33,6 +33,7 @@ import argparse
 import os
 import statistics
 import time
+from functools import partial
 
 import torch
 from reporting import cpu_model
@@ -94,11 +95,11 @@ def flux_rows(device: str, repeats: int) -> list[dict]:
             rope.text_ids, rope.image_ids = text, image  # the transformer's whole ids, as its pre-hook sees them
         cached_rope(ids)  # the first step builds it
 
-        def build():
+        def build(build_rope=build_rope, ids=ids):
             build_rope.clear_cache()
             return build_rope(ids)
 
-        times = median_ms({"own": lambda: own(ids), "cached": lambda: cached_rope(ids), "build": build}, repeats)
+        times = median_ms({"own": partial(own, ids), "cached": partial(cached_rope, ids), "build": build}, repeats)
         rows.append({"family": "Flux", "case": f"{size} x {size} px ({ids.shape[0]} ids)", **times})
         _sync(device)
     return rows
@@ -116,11 +117,11 @@ def wan_rows(device: str, repeats: int) -> list[dict]:
         ropes = {m: detached_rope(model, m, torch.tensor([500.0], device=device)) for m in ("riflex", "dype-yarn")}
         ropes["riflex"](latent)
 
-        def build():
+        def build(ropes=ropes, latent=latent):
             ropes["dype-yarn"].clear_cache()
             return ropes["dype-yarn"](latent)
 
-        times = median_ms({"own": lambda: own(latent), "cached": lambda: ropes["riflex"](latent), "build": build},
+        times = median_ms({"own": partial(own, latent), "cached": partial(ropes["riflex"], latent), "build": build},
                           repeats)
         tokens = latent.shape[2] * 30 * 52
         rows.append({"family": "Wan", "case": f"{frames} frames, 480 x 832 px ({tokens} tokens)", **times})

@@ -1,43 +1,17 @@
-"""Which extrapolation method works, measured on two kinds of data, over seeds.
+"""Which extrapolation method works, measured on two kinds of data, over seeds (docs/extrapolation.md).
 
-Images. For each kind of data a RoPE model and a sin-cos model, both trained at 32x32,
-sample at 1x, 1.5x, 2x and 3x the side and at two non-square shapes, with every method,
-each with and without entropy scaling:
-- shapes: one object framed by the picture, so a larger picture is the same scene at a
-  higher sampling rate (`pipelines/data/scenes.py`);
-- textures: an endless plane at a fixed scale in pixels, so a larger picture is a wider
-  window (`pipelines/data/textures.py`).
-A cell (model, method, size) is measured once per seed. Seed s draws its own noise and its
-own real images (block s of a held-out scene family, disjoint from training), and the
-cell's SWD (Laplacian-pyramid sliced Wasserstein distance, x1e3, lower is better) is
-against those real images, which carry the same class labels. The headline SWD averages
-the pyramid's band-pass levels ("detail": edges, strokes, outlines) and leaves out its
-low-pass residual, which with a dozen images per seed measures which colours were drawn:
-on the textures, whose palette is random, the residual level of two real sets lay further
-apart than any model's samples from the real ones. The SWD over every level is kept beside
-it (metric "swd", table extrapolation_images_full). Tables give the mean over
-the seeds and the bootstrap 95% interval of that mean (`pipelines/evaluation/intervals.py`);
-a method is called best only where its interval clears the runner-up's. The floor is the
-SWD between two independent real sets. A shape classifier (`shape_recognition.py`) also
-reads the shapes models' 2x and 3x samples, averaged down to the 32x32 it reads.
+RoPE and sin-cos models of procedural shapes and textures, trained at 32x32, sample at 1x to 3x the side
+and at two non-square shapes with every method, with and without entropy scaling; the bundled video
+model at 2x and 3x the frames and 2x the side. Each cell: detail SWD (and full SWD, shape recognition,
+video motion scores) against held-out real renders, once per seed. The work runs as parts (a data kind
+and size each, a video size, the classifier), `--jobs` processes at a time, each writing
+<out>/raw/<part>.csv; `extrapolation_report.py` then writes the tables, plots and each bundled
+pipeline's `default_extrapolation`.
 
-Video. The bundled video model (8 frames of 32x32) at 2x and 3x the frames and at 2x the
-side, with every method (RIFLEx among them): per-frame SWD, SWD of frame differences
-(motion), a repetition score (1: the clip loops back on itself) and shape persistence (1:
-the shapes' silhouettes move rigidly over the trained clip length), the same seeds.
-
-The work is split into parts (one per data kind and size, one per video size, and the shape
-classifier), run as separate processes, `--jobs` at a time with one thread each, longest
-first. Each part writes its raw values to <out>/raw/<part>.csv and its pictures to <out>;
-then the report turns the raw values into tables, plots, pictures and each bundled
-pipeline's `default_extrapolation` (the method with the lowest mean SWD per scale range).
-
-    python benchmarks/extrapolation.py               # everything, into benchmarks/results (2 CPU cores)
+    python benchmarks/extrapolation.py               # everything, into benchmarks/results
     python benchmarks/extrapolation.py --quick       # the whole path in short (1x and 2x, 2 seeds, few samples)
     python benchmarks/extrapolation.py --report-only # the report again, from the raw values
     python benchmarks/extrapolation.py --part textures:64x64   # one part alone
-
-Wall times are in docs/extrapolation.md, beside the tables.
 """
 
 from __future__ import annotations
@@ -48,42 +22,16 @@ import math
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from reporting import save_labelled_grid
+from samples_and_real import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_images, real_videos
 
-from axialrope import Extrapolation
-from axialrope.pipelines.data.render import render_images, render_videos
-from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
-from axialrope.pipelines.data.textures import render_textures, sample_textures
 from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd
 from axialrope.pipelines.sampling.bundled import bundled_model_path
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-
-__all__ = ["FLOOR_SEED", "REAL_SEED", "Method", "fastest_shift", "generate", "real_images", "real_videos"]
-
-
-@dataclass(frozen=True)
-class Method:
-    """A row of the tables: an extrapolation method, optionally with entropy scaling."""
-
-    name: str
-    entropy_scaling: bool = False
-
-    @property
-    def label(self) -> str:
-        return self.name + ("+entropy" if self.entropy_scaling else "")
-
-    @classmethod
-    def from_label(cls, label: str) -> Method:
-        return cls(label.removesuffix("+entropy"), label.endswith("+entropy"))
-
-    def extrapolation(self) -> Extrapolation:
-        return Extrapolation(self.name, entropy_scaling=self.entropy_scaling)
-
 
 IMAGE_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn")
 VIDEO_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk",
@@ -92,7 +40,6 @@ ROPE_METHODS = [Method(name, entropy) for entropy in (False, True) for name in I
 SINCOS_METHODS = [Method("none"), Method("none", True)]  # a sin-cos model has no frequencies to rescale
 VIDEO_METHODS = [Method(name) for name in VIDEO_METHOD_NAMES] + [Method("none", True)]
 
-REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from training (seed 0)
 MODELS = {  # data kind -> {model: bundled name}
     "shapes": {"rope": "shapes-rope", "sincos": "shapes-sincos"},
     "textures": {"rope": "textures-rope", "sincos": "textures-sincos"},
@@ -103,40 +50,6 @@ IMAGE_SIZES = [(32, 32), (48, 48), (64, 64), (96, 96), (32, 64), (64, 32)]
 VIDEO_SIZES = [(8, 32, 32), (16, 32, 32), (24, 32, 32), (8, 64, 64)]
 RECOGNITION_SIZES = [(64, 64), (96, 96)]  # 2x and 3x: averaged down to 32x32 by 2 and 3
 RAW_HEADER = ["data", "model", "method", "size", "seed", "metric", "value"]
-
-
-def real_images(count: int, height: int, width: int, seed: int, kind: str = "shapes",
-                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Items first .. first + count - 1 of a procedural family: (count, 3, h, w) in [0, 1], and their labels."""
-    indices = range(first, first + count)
-    if kind == "shapes":
-        scenes = sample_scenes(seed, indices)
-        return render_images(scenes, height, width), scenes.labels
-    textures = sample_textures(seed, indices)
-    return render_textures(textures, height, width), textures.labels
-
-
-def real_videos(count: int, frames: int, height: int, width: int, seed: int,
-                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """(count, 3, t, h, w) renders in [0, 1] of scenes first .. first + count - 1, and their labels."""
-    scenes = sample_scenes(seed, range(first, first + count))
-    return render_videos(scenes, frames, height, width), scenes.labels
-
-
-def fastest_shift(lag: int, height: int, width: int) -> int:
-    """Pixels the fastest procedural shape can move along an axis in `lag` frames (shape persistence's max_shift)."""
-    return math.ceil(SceneConfig().speed[1] * lag * max(height, width))
-
-
-def generate(pipe: AxialDiTPipeline, method: Method, labels: torch.Tensor, size: dict, steps: int, guidance: float,
-             seed: int) -> torch.Tensor:
-    """Samples in [0, 1]: images (n, 3, h, w) or videos (n, 3, t, h, w)."""
-    out = pipe(class_labels=labels.tolist(), num_inference_steps=steps, guidance_scale=guidance,
-               generator=torch.Generator().manual_seed(seed), extrapolation=method.extrapolation(),
-               output_type="pt", **size)
-    if out.frames is not None:
-        return out.frames.permute(0, 2, 1, 3, 4)  # (n, t, c, h, w) -> (n, c, t, h, w)
-    return out.images
 
 
 def size_label(size) -> str:
@@ -192,7 +105,8 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
     classifier = None
     if kind == "shapes" and size in RECOGNITION_SIZES:
         classifier = shape_classifier(args)
-    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled) for model, bundled in MODELS[kind].items()}
+    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled)
+             for model, bundled in MODELS[kind].items()}
     grid_rows = {}
     for seed in range(args.seeds):
         first = seed * args.num  # seed s: its own block of real images and their labels

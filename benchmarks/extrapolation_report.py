@@ -2,18 +2,13 @@
 
     python benchmarks/extrapolation.py --report-only     # the same, as part of the benchmark's command
 
-Reads <out>/raw/*.csv (a row per data kind, model, method, size, seed and metric) and writes:
-- extrapolation_images.{md,csv}: detail SWD (the headline) per model, method and size, mean over seeds
-  [95% interval]; extrapolation_images_full.{md,csv}: the same for the SWD over every pyramid level;
-- extrapolation_best.md: per data kind and size, the best method and whether its interval clears the
-  runner-up's, beside plain extrapolation and the floor;
-- extrapolation_recognition.md: the shape classifier's score of the shapes models at 2x and 3x;
-- extrapolation_video.{md,csv}: the video table;
-- extrapolation_<data>.png: SWD against scale, with the intervals, a plot per data kind;
-- extrapolation_defaults.json: each bundled pipeline's `default_extrapolation`, the method with the lowest
-  mean SWD in each scale range, and (write_defaults) the same in the bundled pipelines' model_index.json;
-  and "fallback", the bands for a RoPE model that records none (`FALLBACK_EXTRAPOLATION`): the
-  least-bad method over both data kinds.
+Reads <out>/raw/*.csv (a row per data kind, model, method, size, seed and metric) and writes
+extrapolation_images{,_full}.{md,csv} (detail and full SWD per model, method and size: mean over seeds
+[95% interval]), extrapolation_best.md (the best method per data kind and size, and whether its interval
+clears the runner-up's), extrapolation_recognition.md, extrapolation_video.{md,csv}, a plot per data
+kind (extrapolation_<data>.png), and extrapolation_defaults.json: each bundled pipeline's
+`default_extrapolation` (the lowest mean SWD per scale range; written into the bundled model_index.json
+with write_defaults) and "fallback", the least-bad bands over both data kinds (`FALLBACK_EXTRAPOLATION`).
 """
 
 from __future__ import annotations
@@ -138,7 +133,8 @@ def image_tables(results: Results, out: Path, metric: str = HEADLINE, name: str 
                     cell_text(results.get(data, "real", "floor", size, metric)) + " |"]))
         for model, method in results.rows(data):
             cells = [results.get(data, model, method, size, metric) for size in sizes]
-            texts = [cell_text(c, bold=winners.get(size) == f"{model} {method}") for c, size in zip(cells, sizes, strict=True)]
+            texts = [cell_text(c, bold=winners.get(size) == f"{model} {method}")
+                     for c, size in zip(cells, sizes, strict=True)]
             lines.append(f"| {model} | {method} | " + " | ".join(texts) + " |")
             for size, cell in zip(sizes, cells, strict=True):
                 if cell is not None:

@@ -86,10 +86,11 @@ def norm_rope_alone(repeats: int) -> list[str]:
         q, k = (torch.randn(1, seq, heads, dim).to(dtype) for _ in range(2))
         norms = [torch.nn.RMSNorm(dim, eps=1e-6).to(dtype) for _ in range(2)]
 
-        def diffusers_pair():
-            return tuple(apply_rotary_emb(norm(x), (full_cos, full_sin), sequence_dim=1) for norm, x in zip(norms, (q, k), strict=True))
+        def diffusers_pair(q=q, k=k, norms=norms):
+            return tuple(apply_rotary_emb(norm(x), (full_cos, full_sin), sequence_dim=1)
+                         for norm, x in zip(norms, (q, k), strict=True))
 
-        def fused():
+        def fused(q=q, k=k, norms=norms):
             return rms_norm_rotary_qk(q, k, cos, sin, norms[0].weight, norms[1].weight, 1e-6, "interleaved")
 
         with torch.no_grad(), compiling.warm_up():

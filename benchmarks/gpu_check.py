@@ -92,7 +92,8 @@ def _parity_outputs(q, k, cos, sin, qw, kw, layout, across, backend) -> list[tor
         leaves = [t.detach().float().requires_grad_() for t in (q, k, qw, kw)]
         rotated = apply_rotary_qk(q, k, cos, sin, layout)
         in_place = apply_rotary_(q.clone(), cos, sin, layout)
-        (rotation_grad,) = torch.autograd.grad(apply_rotary_qk(leaves[0], leaves[1], cos, sin, layout)[0].sum(), leaves[0])
+        (rotation_grad,) = torch.autograd.grad(apply_rotary_qk(leaves[0], leaves[1], cos, sin, layout)[0].sum(),
+                                               leaves[0])
         fused = rms_norm_rotary_qk(q, k, cos, sin, qw.to(q.dtype), kw.to(q.dtype), 1e-6, layout, across_heads=across)
         out = rms_norm_rotary_qk(*leaves[:2], cos, sin, *leaves[2:], 1e-6, layout, across_heads=across)
         fused_grads = torch.autograd.grad(sum(o.square().sum() for o in out), leaves)
@@ -104,7 +105,8 @@ def part_parity() -> int:
     backward) and the fused op (forward; backward for q, k and both weights), fp32/bf16/fp16,
     both layouts, partial rotary, grouped-query k, projection views, a norm across heads.
     Without CUDA the same comparison runs on the CPU, eager against the composite formula."""
-    device, (fast, reference) = ("cuda", ("triton", "eager")) if torch.cuda.is_available() else ("cpu", ("eager", "composite"))
+    device, (fast, reference) = (("cuda", ("triton", "eager")) if torch.cuda.is_available()
+                                 else ("cpu", ("eager", "composite")))
     worst, checks, failures = {}, 0, []
     g = torch.Generator().manual_seed(0)
     for name, (q_shape, k_shape, table_shape, across, seq_major) in PARITY_CASES.items():
@@ -194,9 +196,9 @@ def part_bandwidth() -> int:
         moved = 2 * 2 * q.numel() * q.element_size() + 2 * cos.numel() * cos.element_size()
         with rotary_backend("triton"):
             timings = {
-                "copy": _time_cuda(lambda: (q.clone(), k.clone())),
-                "apply": _time_cuda(lambda: apply_rotary_qk(q, k, cos, sin)),
-                "fused": _time_cuda(lambda: rms_norm_rotary_qk(q, k, cos, sin, qw, kw)),
+                "copy": _time_cuda(lambda q=q, k=k: (q.clone(), k.clone())),
+                "apply": _time_cuda(lambda q=q, k=k: apply_rotary_qk(q, k, cos, sin)),
+                "fused": _time_cuda(lambda q=q, k=k, qw=qw, kw=kw: rms_norm_rotary_qk(q, k, cos, sin, qw, kw)),
             }
         for kernel, seconds in timings.items():
             rate = moved / seconds

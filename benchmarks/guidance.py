@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import torch
-from extrapolation import FLOOR_SEED, REAL_SEED, Method, generate, real_images
 from reporting import save_labelled_grid, write_table
+from samples_and_real import FLOOR_SEED, REAL_SEED, Method, generate, real_images
 
 from axialrope.pipelines.evaluation.metrics import swd
 from axialrope.pipelines.sampling.bundled import bundled_model_path

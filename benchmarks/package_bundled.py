@@ -46,7 +46,8 @@ def main() -> None:
             pipe.set_default_extrapolation(default)
         pipe.save_pretrained(target)
         size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
-        print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, {size / 1e6:.1f} MB -> {target}")
+        print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
+              f"{size / 1e6:.1f} MB -> {target}")
 
 
 if __name__ == "__main__":

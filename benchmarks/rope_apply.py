@@ -339,7 +339,8 @@ def run_part(part: str, cases, repeats: int, clock, md: list[str], dtypes=(torch
     md += ["", f"{title}: ratios of medians (< 1 means axialrope is faster):\n",
            "| case | dtype | pass | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
     for label, ratios in md_ratios:
-        md.append(f"| {' | '.join(label)} | " + " | ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys) + " |")
+        md.append(f"| {' | '.join(label)} | "
+                  + " | ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys) + " |")
     md += ["", f"{title}: axialrope's first call in a fresh process (eager, no compile), the call that "
                "compiles, and the steady state (ms):\n",
            "| case | dtype | first call | compiling call | steady state |", "|---|---|---|---|---|"]
@@ -352,8 +353,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="image D=64 and decode only, 7 repeats")
     parser.add_argument("--cases", nargs="+", choices=list(CASES), help="which cases (default: all)")
-    parser.add_argument("--parts", nargs="+", choices=("apply", "fused", "tables"), default=["apply", "fused", "tables"],
-                        help="which parts (default: all)")
+    parser.add_argument("--parts", nargs="+", choices=("apply", "fused", "tables"),
+                        default=["apply", "fused", "tables"], help="which parts (default: all)")
     parser.add_argument("--dtypes", nargs="+", choices=("float32", "bfloat16"), default=["float32", "bfloat16"])
     parser.add_argument("--repeats", type=int, help="samples per implementation (default 21, quick 7)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")

@@ -1,25 +1,15 @@
 """Do the models draw recognisable shapes? A shape classifier's verdict on their samples.
 
-SWD compares patch statistics, so a blob with a triangle's colours and edges scores well.
-This benchmark asks the question a viewer asks instead: which shape is it? A small CNN
-learns the kind of a scene's main shape (the class label) from real renders at 32x32 with
-shapes at any rotation (so it judges an upright shape as it judges any other), slightly
-blurred at random so that soft but well-formed samples still count. It trains once
-(2000 steps of 64 renders: 6.7 min on one core beside two training runs) and is cached in
-outputs/shape_classifier.pt. Its accuracy on held-out real renders is the ceiling.
+A small CNN learns the main shape of real renders at 32x32 (any rotation, randomly blurred a little),
+trained once and cached in outputs/shape_classifier.pt. Each model samples --per-class clips or
+images per class at its trained size, and the table gives the share the classifier reads as the
+class asked for, per class and overall; video is read frame by frame ("whole clips": every frame right).
 
-Each model then samples 32 clips or images per class at its trained size (20 steps,
-guidance 2 unless --guidance names scales), and the table gives the share that the
-classifier reads as the class asked for, per class and overall. Video models are read
-frame by frame; "whole clips" is the share of clips whose every frame reads as the asked
-class, the shape staying what it is.
-
-    python benchmarks/shape_recognition.py --threads 2     # the bundled models: 3.5 min, plus the classifier once
+    python benchmarks/shape_recognition.py --threads 2     # the bundled models
     python benchmarks/shape_recognition.py --models shapes-rope outputs/run/model_ema
     python benchmarks/shape_recognition.py --models shapes-rope shapes-sincos --guidance 1 2 3 4 6 \
         --name shape_recognition_guidance
     python benchmarks/shape_recognition.py --scene-rotation 1 --models outputs/run-any-rotation/model_ema
-        # a model trained with --scene-rotation 1: real renders at any rotation in the first row
 
 Writes <name>.md / .csv (default shape_recognition) into --out (default benchmarks/results).
 """
@@ -34,8 +24,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from einops import rearrange
-from extrapolation import REAL_SEED, Method, generate
 from reporting import write_table
+from samples_and_real import REAL_SEED, Method, generate
 from torch import nn
 from torchvision.transforms.functional import gaussian_blur
 from tqdm import tqdm
@@ -156,7 +146,8 @@ def main() -> None:
         pipe = AxialDiTPipeline.from_model(load_dit(name), "flow")
         pipe.set_progress_bar_config(disable=True)
         if pipe.trained_size[-2:] != (SIZE, SIZE):
-            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; the classifier reads {SIZE}x{SIZE}")
+            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; "
+                             f"the classifier reads {SIZE}x{SIZE}")
         for scale in args.guidance:
             start = time.perf_counter()
             # no size given: the pipeline samples at the model's trained size

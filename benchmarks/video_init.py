@@ -1,15 +1,12 @@
 """Does starting the video DiT from the bundled image DiT help, and does matching RoPE channels matter?
 
-Three measurements, all on the bundled video recipe (mini DiT, 8 frames of 32x32 moving shapes):
-1. Static clips (every frame the same noised shapes image): the relative L2 error of the
-   inflated video model's prediction for each frame against the image model's, for the
-   two ways of mapping q/k channels (`inflate_from_image(match_frequencies=...)`).
-2. The flow-matching loss on moving clips before any training, for each start and for
-   temporal patches 1 and 2.
-3. Short training runs (temporal patch 1) from three starts: from scratch, inflated with
-   channels copied in place, inflated with channels matched by frequency (`--init-from`).
+On the bundled video recipe (mini DiT, 8 frames of 32x32 moving shapes): (1) on still clips, the relative
+L2 error of the inflated video model's prediction per frame against the image model's, for both ways of
+mapping q/k channels (`inflate_from_image(match_frequencies=...)`); (2) the flow loss on moving clips
+before training, per start and for temporal patches 1 and 2; (3) short training runs (temporal patch 1)
+from scratch, inflated with channels copied in place, and inflated with channels matched by frequency.
 
-    python benchmarks/video_init.py                 # 300 steps per run, about 7 min on 2 cores
+    python benchmarks/video_init.py                 # 300 steps per run
     python benchmarks/video_init.py --steps 50      # a quick look
 
 Writes benchmarks/results/video_init.md.
@@ -128,11 +125,13 @@ def main() -> None:
     for name, match in list(STARTS.items())[1:]:  # each inflated start as a model folder `init_from` reads
         folders[name] = str(args.work / f"init-{match}")
         video_dit(match).save_pretrained(folders[name])
-    runs = {name: short_run(f"run-{i}", folder, args.steps, args.work) for i, (name, folder) in enumerate(folders.items())}
+    runs = {name: short_run(f"run-{i}", folder, args.steps, args.work)
+            for i, (name, folder) in enumerate(folders.items())}
     lines += ["", f"## 3. Training loss, temporal patch 1 ({args.steps} steps, batch 8, lr 5e-4 after 50 warmup steps)",
               "", "| start | steps 1-10 | last 50 steps | s/step |", "|---|---|---|---|"]
     lines += [f"| {name} | {r['first']:.4f} | {r['last']:.4f} | {r['s/step']:.3f} |" for name, r in runs.items()]
-    lines += ["", f"Total {time.perf_counter() - started:.0f} s. One seed: loss differences below about 0.005 are noise."]
+    lines += ["", f"Total {time.perf_counter() - started:.0f} s. "
+                  "One seed: loss differences below about 0.005 are noise."]
     (args.out / "video_init.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

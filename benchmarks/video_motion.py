@@ -1,20 +1,14 @@
 """Do the video models move shapes as rigid bodies? Shape persistence and SWD at the trained size.
 
-Each model samples the same seeds and class labels at its trained size (8x32x32 for the
-bundled one); real renders of the same labels are the reference. Columns:
-- frame SWD and motion SWD (of frame differences), x1e3, against real clips; the real row
-  is a second, independent real set (the floor);
-- persistence at lag L: the intersection over union of the shapes' silhouettes in frames t
-  and t + L at the best shift (`metrics.shape_persistence`); 1 means every silhouette is a
-  moved copy of the one L frames earlier, a shape that changes form scores low.
+Each model samples the same seeds and class labels at its trained size; real renders of the same
+labels are the reference. Columns: frame SWD and motion SWD (of frame differences), x1e3, against real
+clips (the real row: a second real set, the floor); persistence at lag L, the silhouettes' IoU in
+frames t and t + L at the best shift (`metrics.shape_persistence`; 1: rigid motion). Flow-matching
+models only.
 
-    python benchmarks/video_motion.py --threads 2        # the bundled video model, about 2 min
-    python benchmarks/video_motion.py --models moving-shapes-rope /tmp/old/pipelines/assets/moving-shapes-rope \
-        outputs/bundled/moving-shapes-rope-stage1/model_ema
+    python benchmarks/video_motion.py --threads 2        # the bundled video model
+    python benchmarks/video_motion.py --models moving-shapes-rope outputs/run/model_ema
 
-(the second compares with an earlier bundled model, unpacked from git with
-`mkdir -p /tmp/old && git archive d2b1349 pipelines/assets/moving-shapes-rope | tar -x -C /tmp/old`,
-and with a training run of benchmarks/train_bundled.sh). Flow-matching models only.
 Writes video_motion.md / .csv and video_motion.png (the first clips of each model) into --out.
 """
 
@@ -26,8 +20,8 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from extrapolation import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos
 from reporting import save_labelled_grid, write_table
+from samples_and_real import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos
 
 from axialrope.pipelines.data.scenes import SHAPE_KINDS
 from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd

@@ -4,14 +4,17 @@
     pipe = AxialDiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
     images = pipe(class_labels=["circle"], height=64, width=64, extrapolation="pi").images
 
-    from axialrope.pipelines import TrainConfig, train
+    from axialrope.pipelines import TrainConfig, load_run_pipeline, train
     train(TrainConfig(data="shapes", output_dir="outputs/run", max_steps=200))
+    pipe = load_run_pipeline("outputs/run")            # a run, one of its checkpoints, its model_ema/
 
 The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
 text), `training/` (config, loop, checkpoints, outputs), `sampling/` (the pipeline, output
 writers, bundled models), `evaluation/` (metrics), `checks/` (peers for the factorization
 checks) and `cli/` (the `axialrope` command). The names below load on first use, so that
 `import axialrope.pipelines` (and `axialrope check`) does not pay for diffusers and accelerate.
+Importing `AxialDiTPipeline` registers it with diffusers, so that `DiffusionPipeline.from_pretrained`
+finds it as well (`sampling/registration.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "bundled_model_path": "sampling.bundled",
     "load_dit": "sampling.bundled",
     "load_pipeline": "sampling.bundled",
+    "load_run_pipeline": "sampling.runs",
     "TrainConfig": "training.config",
     "TrainResult": "training.loop",
     "train": "training.loop",

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from diffusers import DDPMScheduler, FlowMatchEulerDiscreteScheduler
+
+from axialrope.validation import is_real
 
 NUM_TRAIN_TIMESTEPS = 1000
 
@@ -160,10 +161,66 @@ def training_loss(
     return F.mse_loss(prediction.float(), batch.target.float())
 
 
+# Classifier-free guidance far beyond any useful scale (the bundled models are best near 2, benchmarks/guidance.py)
+# only saturates the image, and huge scales overflow float32 into NaN: refused above this.
+MAX_GUIDANCE_SCALE = 100.0
+
+
+def check_guidance_scale(guidance_scale: float) -> None:
+    """ValueError unless `guidance_scale` is a real number in [0, MAX_GUIDANCE_SCALE] (1: no guidance; below 1
+    pushes towards the unconditional prediction)."""
+    if not (is_real(guidance_scale) and math.isfinite(guidance_scale) and 0 <= guidance_scale <= MAX_GUIDANCE_SCALE):
+        raise ValueError(f"guidance_scale must be a finite number in [0, {MAX_GUIDANCE_SCALE:g}] (1: no guidance), "
+                         f"got {guidance_scale!r}")
+
+
+def scheduler_step_kwargs(scheduler, generator: torch.Generator | None) -> dict:
+    """`generator=generator` for a scheduler whose `step` draws noise (DDPM, stochastic flow), else nothing
+    (UniPC's `step` takes no generator)."""
+    return {"generator": generator} if "generator" in inspect.signature(scheduler.step).parameters else {}
+
+
+def initial_noise_sigma(scheduler) -> float:
+    """What standard normal noise is multiplied by to start sampling: DDPM's init_noise_sigma (1.0); flow matching's
+    schedulers have none and start at sigma = 1."""
+    return getattr(scheduler, "init_noise_sigma", 1.0)
+
+
+def scaled_model_input(scheduler, x: torch.Tensor, timestep: torch.Tensor) -> torch.Tensor:
+    """`scheduler.scale_model_input(x, timestep)` where the scheduler has one (Euler's DDPM variant divides by
+    sqrt(sigma^2 + 1)); flow matching's schedulers have none: x itself."""
+    scale_input = getattr(scheduler, "scale_model_input", None)
+    return x if scale_input is None else scale_input(x, timestep)
+
+
+def guided_prediction(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    timestep: torch.Tensor,
+    class_labels: torch.Tensor | None,
+    guidance_scale: float = 1.0,
+    null_class: int | None = None,
+) -> torch.Tensor:
+    """The model's prediction for x (b, c, ...) at the scalar `timestep`, in float32 (the model runs in its own dtype).
+
+    With guidance_scale != 1, classifier-free guidance in one batch of 2b: free + g (conditioned - free), the free
+    prediction taking `null_class` for every label.
+    """
+    model_dtype = getattr(model, "dtype", torch.float32)  # diffusers models have one; plain modules run in float32
+    timesteps = timestep.expand(x.shape[0]).to(x.device)
+    if guidance_scale == 1.0:
+        return model(x.to(model_dtype), timesteps, class_labels=class_labels).sample.float()
+    unconditional = torch.full_like(class_labels, null_class)
+    both = model(torch.cat([x, x]).to(model_dtype), torch.cat([timesteps, timesteps]),
+                 class_labels=torch.cat([class_labels, unconditional])).sample
+    conditioned, free = both.float().chunk(2)
+    return free + guidance_scale * (conditioned - free)
+
+
 @torch.no_grad()
 def sample(
     model: torch.nn.Module,
-    objective: FlowMatching | EpsilonDDPM,
+    objective: FlowMatching | EpsilonDDPM | None,
     noise: torch.Tensor,
     class_labels: torch.Tensor | None = None,
     num_steps: int = 30,
@@ -171,60 +228,29 @@ def sample(
     null_class: int | None = None,
     generator: torch.Generator | None = None,
     scheduler=None,
-    on_step: Callable[[int, float], None] | None = None,
-    on_step_end: Callable[[int, torch.Tensor, torch.Tensor], torch.Tensor | None] | None = None,
 ) -> torch.Tensor:
-    """Draw samples from noise with a diffusers scheduler (the objective's unless one is given).
+    """Draw samples from noise (b, c, ...) with a diffusers scheduler: the training code's final samples.
 
     Args:
-        noise: (b, c, ...) standard normal, the shape of the samples.
+        objective: its scheduler samples, unless `scheduler` (whose timesteps are set here) is given.
+        noise: standard normal, the shape of the samples.
         class_labels: (b,) long or None.
-        guidance_scale: classifier-free guidance; above 1 needs labels and `null_class`.
-        generator: for stochastic schedulers (DDPM); passed to `scheduler.step` only where
-            its signature takes one (UniPC's does not).
-        scheduler: a diffusers scheduler to use instead of `objective.scheduler()` (then
-            `objective` may be None); its timesteps are set here. Each step follows diffusers'
-            contract: `scale_model_input` (where the scheduler has it: Euler's DDPM variant
-            divides by sqrt(sigma^2 + 1)), the model, then `step`.
-        on_step: called before each model call with (step index, time in [0, 1]), the time
-            being timestep / num_train_timesteps: flow matching's sigma, 1 = pure noise.
-            A pipeline uses it to change the model's RoPE settings per step.
-        on_step_end: called after each scheduler step with (step index, timestep, x), x the
-            sampler state (b, c, ...) in float32; a tensor it returns replaces x (diffusers'
-            callback_on_step_end).
+        guidance_scale: classifier-free guidance (`guided_prediction`); != 1 needs labels and `null_class`.
+        generator: for stochastic schedulers (DDPM).
 
     Returns:
-        (b, c, ...) samples in float32, nominally in [-1, 1]. The model runs in its own
-        dtype (e.g. bf16); the sampler state stays float32.
+        (b, c, ...) float32 samples, nominally in [-1, 1]. `AxialDiTPipeline.__call__` runs the same
+        loop with the pipeline's extras (RoPE plan per step, callbacks, progress bar).
     """
-    if not math.isfinite(guidance_scale) or guidance_scale < 0:  # negative guidance pushes towards the unconditional
-        raise ValueError(f"guidance_scale must be a finite number >= 0 (1: no guidance), got {guidance_scale!r}")
+    check_guidance_scale(guidance_scale)
     if guidance_scale != 1.0 and (class_labels is None or null_class is None):
         raise ValueError("guidance_scale != 1 needs class_labels and the model's null_class")
     scheduler = objective.scheduler() if scheduler is None else scheduler
     scheduler.set_timesteps(num_steps, device=noise.device)
-    model_dtype = getattr(model, "dtype", torch.float32)  # diffusers models have one; plain modules run in float32
-    total_time = scheduler.config.num_train_timesteps
-    x = noise.float() * getattr(scheduler, "init_noise_sigma", 1.0)  # DDPM has one (1.0); flow matching starts at sigma = 1
-    scale_input = getattr(scheduler, "scale_model_input", None)  # flow matching's schedulers have none
-    step_kwargs = {"generator": generator} if "generator" in inspect.signature(scheduler.step).parameters else {}
-    for index, t in enumerate(scheduler.timesteps):
-        if on_step is not None:
-            on_step(index, float(t) / total_time)
-        timesteps = t.expand(x.shape[0]).to(x.device)
-        x_in = x if scale_input is None else scale_input(x, t)
-        if guidance_scale == 1.0:
-            prediction = model(x_in.to(model_dtype), timesteps, class_labels=class_labels).sample
-        else:
-            unconditional = torch.full_like(class_labels, null_class)
-            both = model(
-                torch.cat([x_in, x_in]).to(model_dtype), torch.cat([timesteps, timesteps]),
-                class_labels=torch.cat([class_labels, unconditional]),
-            ).sample
-            conditioned, free = both.float().chunk(2)
-            prediction = free + guidance_scale * (conditioned - free)
-        x = scheduler.step(prediction.float(), t, x, **step_kwargs).prev_sample
-        if on_step_end is not None:
-            replaced = on_step_end(index, t, x)
-            x = x if replaced is None else replaced
+    x = noise.float() * initial_noise_sigma(scheduler)
+    step_kwargs = scheduler_step_kwargs(scheduler, generator)
+    for t in scheduler.timesteps:
+        prediction = guided_prediction(model, scaled_model_input(scheduler, x, t), t, class_labels, guidance_scale,
+                                       null_class)
+        x = scheduler.step(prediction, t, x, **step_kwargs).prev_sample
     return x

@@ -104,8 +104,8 @@ def run(spec: tuple, formula: Callable, *args):
     except Exception as error:  # noqa: BLE001 - any inductor failure means: use the eager kernel
         _COMPILED[spec] = None
         _compile_works = _compile_works and any(f is not None for f in _COMPILED.values())
-        warnings.warn(f"axialrope: torch.compile of {formula.__name__} failed for {spec}, using the eager kernel ({error})",
-                      stacklevel=2)
+        warnings.warn(f"axialrope: torch.compile of {formula.__name__} failed for {spec}, "
+                      f"using the eager kernel ({error})", stacklevel=2)
         return None
 
 

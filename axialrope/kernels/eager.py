@@ -52,7 +52,8 @@ def split_pairs(t: torch.Tensor, pairs: int, layout: str):
     return first, second, (None if 2 * pairs == t.shape[-1] else t[..., 2 * pairs:])
 
 
-def join_pairs(layout: str, first: torch.Tensor, second: torch.Tensor, rest: torch.Tensor | None = None) -> torch.Tensor:
+def join_pairs(layout: str, first: torch.Tensor, second: torch.Tensor,
+               rest: torch.Tensor | None = None) -> torch.Tensor:
     """split_pairs' inverse: (..., pairs) twice and the rest (or None) -> (..., dim), a new tensor."""
     # the pair axis goes back where the channels lie (no transpose): a plain pass for inductor
     joined = rearrange(torch.stack((first, second), dim=_PAIR_AXIS[layout]), _JOIN_PAIRS[layout])
@@ -239,7 +240,8 @@ def _chunks(src, dst, cos, sin) -> list[tuple[torch.Tensor, ...]]:
     pieces = []
     for start in range(0, src.shape[dim], step):
         length = min(step, src.shape[dim] - start)
-        tables = (cos.narrow(table_dim, start, length), sin.narrow(table_dim, start, length)) if cut_table else (cos, sin)
+        tables = ((cos.narrow(table_dim, start, length), sin.narrow(table_dim, start, length)) if cut_table
+                  else (cos, sin))
         pieces.append((src.narrow(dim, start, length), dst.narrow(dim, start, length), *tables))
     return pieces
 
@@ -302,7 +304,8 @@ def memory_order(x: torch.Tensor, keep: int = 1) -> tuple[int, ...] | None:
 
 def _spec(xs, cos: torch.Tensor, layout: str, orders) -> tuple:
     """What dynamo guards on besides sizes; each spec gets its own compiled function."""
-    per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], order is not None) for x, order in zip(xs, orders, strict=True))
+    per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], order is not None)
+                  for x, order in zip(xs, orders, strict=True))
     return ("rotate", layout, cos.dtype, cos.ndim, xs[0].device.type, per_x)
 
 
@@ -328,7 +331,8 @@ def rotate_compiled(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inver
     outs = compiling.run(_spec(xs, cos, layout, orders), _rotations, layout, *args)
     if outs is None:
         return None
-    return tuple(out if order is None else out.permute(inverse_permutation(order)) for out, order in zip(outs, orders, strict=True))
+    return tuple(out if order is None else out.permute(inverse_permutation(order))
+                 for out, order in zip(outs, orders, strict=True))
 
 
 class TablesInOrder:

@@ -117,7 +117,8 @@ def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str,
         parts = [(g1 * cos + g2 * sin, x1), (g2 * cos - g1 * sin, x2)] + ([] if g_rest is None else [(g_rest, x_rest)])
         if weight is None:
             return [(g, g, xhat) for g, xhat in parts]
-        return [(g * w, g, xhat) for (g, xhat), w in zip(parts, split_pairs(weight.to(dtype), pairs, layout), strict=False)]
+        return [(g * w, g, xhat)
+                for (g, xhat), w in zip(parts, split_pairs(weight.to(dtype), pairs, layout), strict=False)]
 
     dims = _row_dims(across_heads)
     (gw1, _, x1), (gw2, _, x2), *rest = members()

@@ -62,9 +62,12 @@ if triton is not None:
         pair_ok = (pair < pairs)[None, None, :]
         row_head_ok = row_ok[:, None, None] & head_ok
         mask = row_head_ok & pair_ok  # (rows, heads, pairs)
-        x_base = _row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None] + (head * xs_head)[None, :, None]
-        o_base = _row_offsets(rows, size1, size2, size3, os0, os1, os2, os3)[:, None, None] + (head * os_head)[None, :, None]
-        t_base = _row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None] + (head * ts_head)[None, :, None]
+        x_base = (_row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None]
+                  + (head * xs_head)[None, :, None])
+        o_base = (_row_offsets(rows, size1, size2, size3, os0, os1, os2, os3)[:, None, None]
+                  + (head * os_head)[None, :, None])
+        t_base = (_row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None]
+                  + (head * ts_head)[None, :, None])
         chan_a, chan_b = pair_channels(pair, pairs, INTERLEAVED)
         chan_a = chan_a[None, None, :]
         chan_b = chan_b[None, None, :]
@@ -123,10 +126,14 @@ if triton is not None:
         pair_ok = (pair < pairs)[None, None, :]
         row_head_ok = row_ok[:, None, None] & head_ok
         mask = row_head_ok & pair_ok
-        g_base = _row_offsets(rows, size1, size2, size3, gs0, gs1, gs2, gs3)[:, None, None] + (head * gs_head)[None, :, None]
-        x_base = _row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None] + (head * xs_head)[None, :, None]
-        d_base = _row_offsets(rows, size1, size2, size3, ds0, ds1, ds2, ds3)[:, None, None] + (head * ds_head)[None, :, None]
-        t_base = _row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None] + (head * ts_head)[None, :, None]
+        g_base = (_row_offsets(rows, size1, size2, size3, gs0, gs1, gs2, gs3)[:, None, None]
+                  + (head * gs_head)[None, :, None])
+        x_base = (_row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None]
+                  + (head * xs_head)[None, :, None])
+        d_base = (_row_offsets(rows, size1, size2, size3, ds0, ds1, ds2, ds3)[:, None, None]
+                  + (head * ds_head)[None, :, None])
+        t_base = (_row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None]
+                  + (head * ts_head)[None, :, None])
         pair_a, pair_b = pair_channels(pair, pairs, INTERLEAVED)  # (pairs,): for the weight gradient
         chan_a = pair_a[None, None, :]
         chan_b = pair_b[None, None, :]

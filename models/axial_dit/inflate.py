@@ -3,28 +3,12 @@
     video = create_dit("mini", num_frames=8, temporal_patch_size=2, ...)
     inflate_from_image(image_model, video)   # in place; returns what it did per parameter
 
-The two models share every block shape (width, depth, heads); three things differ:
-
-- The patch embedding reads r x p x p tubelets instead of p x p patches. Each of the r
-  frames of a tubelet gets the image weights divided by r, so a clip whose frames are
-  all equal embeds exactly as one image does.
-- The final layer writes r x p x p values per token instead of p x p. Each frame of the
-  tubelet gets the image's output rows, so that clip is decoded as r copies of the image.
-- RoPE splits a head differently: (y, x) for images, (t, y, x) for video (e.g. (16, 16)
-  against (8, 12, 12) channels of a 32-channel head). Copying q and k channels in place
-  would hand each learned query/key channel a rotation of another axis and frequency.
-  Instead every rotated pair of the video head takes the image pair of the same axis
-  whose frequency is nearest (log scale; each image pair used once), and the temporal
-  pairs take the image pairs left over, nearest frequency first. The same permutation
-  is applied to the q and k rows of the qkv projection (and to q/k norms), so the
-  content part of every query-key product is unchanged.
-
-Everything else (timestep and label embeddings, blocks, adaLN) is copied as is.
-
-Prefer r = 1. With r > 1 a token mixes r frames whose noise is independent, and the
-inflated weights see only its mean: they cannot tell the frames' noise apart, and the
-flow loss on moving clips starts far higher than with r = 1 (benchmarks/video_init.py
-measures both: benchmarks/results/video_init.md).
+The two models share every block shape. The patch embedding's r frames of a tubelet get the image
+weights divided by r and the final layer's frames the image's output rows, so a still clip is
+predicted as the image is. Each rotated q/k pair of the video head takes the image pair of the same
+axis with the nearest frequency (log scale, each used once; time takes the pairs left over), the
+same permutation on the qkv rows and q/k norms. Everything else is copied as is. Why, and why a
+temporal patch of 1 works best: docs/training.md ("Starting from other weights").
 """
 
 from __future__ import annotations
@@ -167,7 +151,8 @@ def initialize_from(source: DiT, target: DiT) -> dict[str, str]:
     inflation's entries.
     """
     if not isinstance(source, DiT) or not isinstance(target, DiT):
-        raise TypeError(f"source and target must be DiT models, got {type(source).__name__} and {type(target).__name__}")
+        raise TypeError(f"source and target must be DiT models, "
+                        f"got {type(source).__name__} and {type(target).__name__}")
     if (source.n_axes, target.n_axes) == (2, 3):
         return inflate_from_image(source, target)
     if source.n_axes != target.n_axes:

@@ -41,34 +41,19 @@ class DiT(ModelMixin, ConfigMixin):
     """A Diffusion Transformer for images or video (Peebles and Xie), diffusers-native.
 
     Args:
-        in_channels: channels of the input; the output has `out_channels` (default the same).
-        sample_size: trained spatial size in pixels (or latents), an int or (height, width).
-        num_frames: trained frame count for a video model; None makes an image model.
+        in_channels, out_channels: channels of the input and output (default the same).
+        sample_size, num_frames: trained size in pixels, an int or (height, width), and frames (None: images).
         patch_size, temporal_patch_size: patch p x p (images) or r x p x p (video).
-        hidden_size, depth, num_heads, mlp_ratio: width, blocks, heads, MLP width factor.
-        num_classes: class labels 0 .. num_classes - 1; id `num_classes` is the null class
-            (classifier-free guidance). 0 makes an unconditional model.
-        qk_norm: RMSNorm on q and k per head (before RoPE).
-        position_encoding: "rope" (axial RoPE on q and k: 2 axes for images, 3 for video)
-            or "sincos" (absolute sin-cos added to the patch tokens; the baseline).
-        rope_theta: RoPE base, one for all axes or one per axis.
-        rope_axes_dims: rotary channels per axis of a head; default `split_axes(head_dim, n_axes)`.
-        interpolation_scale: sin-cos only; positions are squeezed onto the trained grid as in
-            diffusers' `PatchEmbed` and divided by this.
-        text_dim: width of optional text tokens (`encoder_hidden_states`), joined before the
-            image tokens in every attention (single-stream joint attention); None: no text.
-        frame_noise_correlation: video only, the share of the noise variance common to all
-            frames that the model was trained with (the mixed noise prior of PYoCo, Ge et al.
-            2023; 0: independent frames). The forward pass ignores it; training and sampling
-            draw their noise with it (`pipelines.objectives.draw_noise`), so it travels with
-            the weights.
+        hidden_size, depth, num_heads, mlp_ratio, qk_norm: width, blocks, heads, MLP factor, q/k RMSNorm.
+        num_classes: labels 0 .. num_classes - 1, id `num_classes` the null class of guidance; 0: unconditional.
+        position_encoding: "rope" (axial RoPE on q and k) or "sincos" (absolute, added to the tokens).
+        rope_theta, rope_axes_dims: RoPE base (one or per axis), rotary channels per axis of a head.
+        interpolation_scale: sin-cos only, as diffusers' `PatchEmbed`.
+        text_dim: width of optional text tokens (`encoder_hidden_states`), joined before the image tokens.
+        frame_noise_correlation: video only, the noise prior it was trained with (`objectives.draw_noise`).
 
-    forward(hidden_states, timestep, class_labels=None, encoder_hidden_states=None,
-    return_dict=True) -> `DiTOutput` (or the tuple `(sample,)`), see `forward`.
-
-    The RoPE settings that sampling may change live in `model.rope_config` (a `RopeConfig`);
-    assigning a new one swaps theta, scaling, attention scale and grid offset/spacing
-    without touching weights. Tables are cached per grid and config.
+    forward(hidden_states, timestep, class_labels=None, encoder_hidden_states=None, return_dict=True) ->
+    `DiTOutput`. `model.rope_config` (a `RopeConfig`) holds what sampling may change without touching weights.
     """
 
     _supports_gradient_checkpointing = True
@@ -260,7 +245,8 @@ class DiT(ModelMixin, ConfigMixin):
                 f"hidden_states has {hidden_states.shape[1]} channels, the model expects "
                 f"in_channels={self.config.in_channels}"
             )
-        for name, size, p in zip(self.axis_names(self.n_axes), hidden_states.shape[2:], self.patchify.patch, strict=True):
+        sizes = hidden_states.shape[2:]
+        for name, size, p in zip(self.axis_names(self.n_axes), sizes, self.patchify.patch, strict=True):
             if size % p:
                 raise ValueError(f"hidden_states {name} {size} is not divisible by the patch size {p} along it")
 

@@ -17,7 +17,8 @@ def dit_mini(**kwargs) -> DiT:  # the bundled models (trained on a CPU: docs/tra
     return DiT(hidden_size=128, depth=4, num_heads=4, **kwargs)
 
 
-def dit_mini_deep(**kwargs) -> DiT:  # mini with twice the blocks (grown from mini: models.axial_dit.inflate.initialize_from)
+# mini with twice the blocks (grown from mini: models.axial_dit.inflate.initialize_from)
+def dit_mini_deep(**kwargs) -> DiT:
     return DiT(hidden_size=128, depth=8, num_heads=4, **kwargs)
 
 
@@ -37,7 +38,8 @@ DIT_SIZES = {"tiny": dit_tiny, "mini": dit_mini, "mini-deep": dit_mini_deep, "S"
 
 
 def create_dit(size: str, **kwargs) -> DiT:
-    """A DiT of a named size ("tiny", "mini", "mini-deep", "S", "B", "XL"); kwargs go to `DiT` (patch, channels, ...)."""
+    """A DiT of a named size ("tiny", "mini", "mini-deep", "S", "B", "XL"); kwargs go to `DiT`
+    (patch, channels, ...)."""
     if size not in DIT_SIZES:
         raise ValueError(f"unknown model size {size!r}; choose one of {sorted(DIT_SIZES)}")
     return DIT_SIZES[size](**kwargs)

@@ -1,7 +1,7 @@
-"""axialrope inside diffusers' own transformers.
+"""axialrope inside diffusers' own models.
 
 - `axial_processor`: axial RoPE attention processors for diffusers' DiT-style models (`use_axial_rope`).
-- `extrapolation`: `apply_extrapolation`, every extrapolation method on pretrained Flux, Qwen-Image,
-  Wan, HunyuanVideo, CogVideoX and LTX-Video, one adapter per family in `families/`, their trained
-  grids in `trained_grids`.
+- `extrapolation`: `apply_extrapolation`, every extrapolation method on the registered families.
+- `registry`: the families (declared in `families/`, one module per rope kind's families, each a
+  `family.Family`), and the docs' family table; `rope_kinds/`: one small module per kind of rope.
 """

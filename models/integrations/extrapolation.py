@@ -1,66 +1,62 @@
-"""Pretrained diffusers transformers beyond their trained size, one call for every family.
+"""Pretrained diffusers models beyond their trained size, one call for every registered family.
 
     from axialrope.models import apply_extrapolation
 
-    pipe = FluxPipeline.from_pretrained(...)
     handle = apply_extrapolation(pipe, "dype-yarn")          # or "pi", "ntk", "yarn", ..., an Extrapolation
     image = pipe(prompt, height=2048, width=2048).images[0]
-    handle.remove()                                           # the model is exactly as before
+    handle.remove()                                           # the models are exactly as before
 
-The family is recognised from the transformer's class (Flux, Qwen-Image, Wan, HunyuanVideo,
-CogVideoX, LTX-Video; see `families/`). Its own rope module is replaced by one built on the
-axialrope core that returns the family's own table format, so the family's attention
-processors run unchanged. At or inside the trained grid (and wherever a method leaves the
-encoding as trained) the family's own module computes the table, so outputs are bit-identical;
-beyond it each axis gets the method with s_a = max(1, L_a / L_a_train).
-
-A forward pre-hook on the transformer reads its `timestep` argument (t in [0, 1], t = 1 pure
-noise, converted per family) for the timestep-dependent methods, and sees the forward's whole
-inputs before diffusers' context-parallel hooks shard them, so per-axis scales come from the
-global grid.
+The family comes from the model's class (`registry.py`); its rope module is replaced by one of
+its rope kind (`rope_kinds/`) returning the family's own table format. At or inside the trained
+grid the family's own module computes the table (bit-identical outputs); beyond it each axis gets
+the method with s_a = max(1, L_a / L_a_train). A pipeline's every transformer and ControlNet gets
+it. Each model's forward pre-hook pushes the call's own state (its `timestep`, the whole inputs
+the rope needs, before context-parallel hooks shard them); its forward hook pops it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from torch import nn
 
 from axialrope import Extrapolation
 from axialrope.validation import is_int
 
-from .families import Family, StepTime, family_of
+from .family import Family
+from .registry import FAMILIES, family_of, methods_for
+from .rope_kinds.base import CallState, ExtrapolatedRope, RopeSetup, StepTime, argument, pop_call, push_call
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
+PIPELINE_MODELS = ("transformer", "transformer_2", "controlnet")  # the models of a pipeline that carry a rope
 
 
-class ExtrapolationHandle:
-    """What `apply_extrapolation` changed on one transformer; `remove()` undoes all of it.
+class ModelPatch:
+    """What `apply_extrapolation` changed on one model (kept on it as `model._axialrope_extrapolation`).
 
     Attributes:
-        transformer: the diffusers transformer.
-        family: its `Family` adapter (`family.name`: "flux", "wan", ...).
-        extrapolation: the `Extrapolation` in use (for riflex with the family's k filled in).
-        trained_grid: the trained token grid in use, (h, w) or (t, h, w).
-        rope: the replacement rope module (for CogVideoX the table builder the pre-hook uses).
-        time: the step's diffusion time, as read from the transformer's `timestep`.
+        transformer: the model; family: its `Family`; extrapolation: the method (riflex's k filled in);
+        trained_grid: per temporal/spatial axis; rope: the replacement rope module; time: the
+        latest forward's timestep, used when the rope is called on its own.
     """
 
-    def __init__(self, transformer, family: Family, extrapolation: Extrapolation, trained_grid: tuple[int, ...],
-                 rope, time: StepTime):
+    def __init__(self, transformer: nn.Module, family: Family, extrapolation: Extrapolation,
+                 trained_grid: tuple[int, ...], rope: ExtrapolatedRope, original: nn.Module | None, hooks: list):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
-        self.trained_grid, self.rope, self.time = trained_grid, rope, time
-        self._undo: list = []
+        self.trained_grid, self.rope, self.original, self.hooks = trained_grid, rope, original, hooks
+
+    @property
+    def time(self) -> StepTime:
+        return self.rope.time
 
     @property
     def removed(self) -> bool:
-        return getattr(self.transformer, HANDLE_ATTRIBUTE, None) is not self
+        return vars(self.transformer).get(HANDLE_ATTRIBUTE) is not self
 
-    def remove(self) -> None:
-        """Restores the family's own rope module, removes the hooks and the pipeline changes."""
+    def check_removable(self) -> None:
         if self.removed:
             raise RuntimeError("this extrapolation was already removed from the model")
         rope_attr = self.family.rope_attr
@@ -72,8 +68,48 @@ class ExtrapolationHandle:
             if hasattr(current, "_diffusers_hook"):
                 raise RuntimeError("diffusers hooks (context parallelism?) were added to the extrapolated rope "
                                    "module; remove them before removing the extrapolation")
-        _undo_all(self._undo)
-        delattr(self.transformer, HANDLE_ATTRIBUTE)
+
+    def remove(self) -> None:
+        """Restores the family's own rope module and removes the hooks."""
+        self.check_removable()
+        for hook in self.hooks:
+            hook.remove()
+        if self.family.rope_attr is not None:
+            setattr(self.transformer, self.family.rope_attr, self.original)
+        del vars(self.transformer)[HANDLE_ATTRIBUTE]
+
+
+class ExtrapolationHandle:
+    """What `apply_extrapolation` changed; `remove()` undoes all of it.
+
+    Attributes:
+        transformer, family, extrapolation, trained_grid, rope, time: those of the main model
+            (the pipeline's `transformer`); see `ModelPatch`.
+        patches: one `ModelPatch` per model changed, the main one first.
+    """
+
+    def __init__(self, patches: Sequence[ModelPatch], pipeline_undos: list):
+        self.patches = tuple(patches)
+        self._pipeline_undos = pipeline_undos
+        main = self.patches[0]
+        self.transformer, self.family, self.extrapolation = main.transformer, main.family, main.extrapolation
+        self.trained_grid, self.rope = main.trained_grid, main.rope
+
+    @property
+    def time(self) -> StepTime:
+        return self.rope.time
+
+    @property
+    def removed(self) -> bool:
+        return self.patches[0].removed
+
+    def remove(self) -> None:
+        """Restores every model's own rope module, removes the hooks and the pipeline changes."""
+        for patch in self.patches:
+            patch.check_removable()  # all or nothing
+        _undo_all(self._pipeline_undos)
+        for patch in self.patches:
+            patch.remove()
 
     def __enter__(self) -> ExtrapolationHandle:
         return self
@@ -84,91 +120,93 @@ class ExtrapolationHandle:
 
     def __repr__(self) -> str:
         state = "removed" if self.removed else "active"
+        models = f", {len(self.patches)} models" if len(self.patches) > 1 else ""
         return (f"ExtrapolationHandle({self.family.name}, {self.extrapolation.method!r}, "
-                f"trained_grid={self.trained_grid}, {state})")
+                f"trained_grid={self.trained_grid}{models}, {state})")
 
 
 def apply_extrapolation(pipe_or_transformer, method: str | Extrapolation = "none",
                         trained_grid: Sequence[int] | None = None, **options) -> ExtrapolationHandle:
-    """Gives a diffusers pipeline's transformer (or a transformer) an extrapolation method.
+    """Gives a diffusers pipeline's models (or one model) an extrapolation method.
 
     Args:
-        pipe_or_transformer: a `DiffusionPipeline` with a `transformer`, or one of the supported
-            transformers (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video).
+        pipe_or_transformer: a `DiffusionPipeline` (its `transformer`, `transformer_2`, `controlnet`s)
+            or one model of a registered family (`registry.supported_classes()`).
         method: a name of `axialrope.EXTRAPOLATION_METHODS` or an `Extrapolation`.
-        trained_grid: the token grid the model was trained at, (h, w) for images, (t, h, w) for
-            video (latent frames after the temporal patch); None: the family's default from
-            `trained_grids.TRAINED_GRIDS`.
-        options: `Extrapolation` fields (beta_fast, dype_lambda_t, riflex_index, entropy_scaling, ...),
-            and `cache_size` (tables kept, default 8) and, for Flux, `shift_cap` (None: on with the
-            dype-* methods when a pipeline is given, as DyPE's pipeline does).
+        trained_grid: the trained token grid, (h, w) or (t, h, w) in latent frames after the temporal
+            patch; None: the family's declared grid for the model's config.
+        options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...), `cache_size`
+            (tables kept, default 8), the family's own (Flux's `shift_cap`, Qwen-Image's `dype_variant`).
 
-    Returns:
-        An `ExtrapolationHandle`; `handle.remove()` restores the model bit for bit.
-
-    Raises:
-        TypeError: not a supported transformer (the message names the supported classes), or an
-            unknown option.
-        ValueError: a method the family cannot take (riflex on an image model), a trained grid
-            with the wrong number of axes or non-positive sizes, a model already extrapolated.
-        Nothing is changed when it raises.
+    Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
+    Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,
+    ValueError for a method the family cannot take (naming those it can), a bad trained grid, a
+    configuration the family cannot extrapolate or a model already extrapolated; nothing changes then.
     """
-    pipeline, transformer = _split(pipe_or_transformer)
-    family = family_of(transformer)
-    if getattr(transformer, HANDLE_ATTRIBUTE, None) is not None:
-        raise ValueError("apply_extrapolation was already applied to this transformer; call handle.remove() first")
+    pipeline, models = _models_of(pipe_or_transformer)
+    main_family = family_of(models[0])
     options = dict(options)
     cache_size = options.pop("cache_size", DEFAULT_CACHE_SIZE)
     if not is_int(cache_size) or cache_size < 1:
         raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
-    family_options = {k: options.pop(k) for k in ("shift_cap",) if k in options}
-    if family_options and family.name != "flux":
-        raise TypeError(f"option {next(iter(family_options))!r} is for Flux only, not {family.name}")
+    family_options = _family_options(main_family, options)
     extrapolation = _as_extrapolation(method, options)
-    grid = _trained_grid(family, transformer, trained_grid)
-    _check_method(family, extrapolation)
-    family.check(transformer)
-    if extrapolation.method == "riflex" and extrapolation.riflex_index is None:
-        extrapolation = dataclasses.replace(extrapolation, riflex_index=family.riflex_index(transformer, grid))
+    plans = [_prepare(model, family_of(model), extrapolation, trained_grid, cache_size, family_options, index == 0)
+             for index, model in enumerate(models)]
 
-    time = StepTime(family.timestep_scale)
-    rope = family.make_rope(transformer, extrapolation, grid, time, cache_size)
-    handle = ExtrapolationHandle(transformer, family, extrapolation, grid, rope, time)
+    undos: list = []
+    patches: list[ModelPatch] = []
     try:
-        handle._undo += family.install_extras(pipeline, extrapolation, family_options)
-        if family.rope_attr is not None:
-            original = getattr(transformer, family.rope_attr)
-            setattr(transformer, family.rope_attr, rope)
-            handle._undo.append(lambda: setattr(transformer, family.rope_attr, original))
-        hook = transformer.register_forward_pre_hook(_pre_forward(family, rope, time, transformer), with_kwargs=True)
-        handle._undo.append(hook.remove)
-        setattr(transformer, HANDLE_ATTRIBUTE, handle)
+        for extra in main_family.extras:
+            undos += extra.install(pipeline, extrapolation.method, family_options.get(extra.option),
+                                   plans[0][2])
+        for model, family, grid, setup, rope in plans:
+            patches.append(_install(model, family, grid, setup, rope))
     except BaseException:
-        _undo_all(handle._undo)
+        for patch in reversed(patches):
+            patch.remove()
+        _undo_all(undos)
         raise
-    return handle
+    return ExtrapolationHandle(patches, undos)
 
 
-def _split(pipe_or_transformer):
-    """(pipeline or None, transformer)."""
+def _models_of(pipe_or_transformer) -> tuple[object, list[nn.Module]]:
+    """(pipeline or None, the models to extrapolate, the main one first)."""
     from diffusers import DiffusionPipeline
 
     if isinstance(pipe_or_transformer, DiffusionPipeline):
-        transformer = getattr(pipe_or_transformer, "transformer", None)
-        if transformer is None:
-            raise TypeError(f"{type(pipe_or_transformer).__name__} has no `transformer` to extrapolate")
-        return pipe_or_transformer, transformer
+        pipe = pipe_or_transformer
+        if getattr(pipe, "transformer", None) is None:
+            raise TypeError(f"{type(pipe).__name__} has no `transformer` to extrapolate")
+        models = []
+        for name in PIPELINE_MODELS:
+            model = getattr(pipe, name, None)
+            for member in getattr(model, "nets", None) or [model]:  # a multi-ControlNet holds several
+                if isinstance(member, nn.Module) and member not in models:
+                    models.append(member)
+        return pipe, models
     if isinstance(pipe_or_transformer, nn.Module):
-        return None, pipe_or_transformer
-    raise TypeError(f"pipe_or_transformer must be a diffusers pipeline or transformer, got "
+        return None, [pipe_or_transformer]
+    raise TypeError(f"pipe_or_transformer must be a diffusers pipeline or model, got "
                     f"{type(pipe_or_transformer).__name__}")
+
+
+def _family_options(family: Family, options: dict) -> dict:
+    """Pops the family's own options; an option of other families only is a TypeError."""
+    own = {key: options.pop(key) for key in family.options() if key in options}
+    for key in list(options):
+        holders = [f.title for f in FAMILIES if key in f.options()]
+        if holders:
+            raise TypeError(f"option {key!r} is for {', '.join(dict.fromkeys(holders))} only, not {family.title}")
+    return own
 
 
 def _as_extrapolation(method, options: dict) -> Extrapolation:
     fields = {f.name for f in dataclasses.fields(Extrapolation)} - {"method"}
     unknown = sorted(set(options) - fields)
     if unknown:
-        raise TypeError(f"unknown option {unknown[0]!r}; options are {sorted(fields | {'cache_size', 'shift_cap'})}")
+        known = sorted(fields | {"cache_size"} | {o for f in FAMILIES for o in f.options()})
+        raise TypeError(f"unknown option {unknown[0]!r}; options are {known}")
     if isinstance(method, Extrapolation):
         return dataclasses.replace(method, **options) if options else method
     if not isinstance(method, str):
@@ -176,40 +214,113 @@ def _as_extrapolation(method, options: dict) -> Extrapolation:
     return Extrapolation(method, **options)  # unknown names: ValueError listing the methods
 
 
-def _trained_grid(family: Family, transformer, trained_grid) -> tuple[int, ...]:
-    n_axes = 3 if family.video else 2
+def _prepare(model: nn.Module, family: Family, extrapolation: Extrapolation, trained_grid, cache_size: int,
+             family_options: Mapping, main: bool):
+    """Checks one model and builds its replacement rope, changing nothing: (model, family, grid, setup, rope)."""
+    if HANDLE_ATTRIBUTE in vars(model):
+        raise ValueError("apply_extrapolation was already applied to this transformer; call handle.remove() first")
+    config = model.config
+    _check_model(model, family, config)
+    _check_method(family, extrapolation)
+    grid = _trained_grid(family, config, trained_grid)
+    dims, theta = family.rope_axes.resolve(config)
+    if len(dims) != len(family.axes):
+        raise ValueError(f"{family.title}: the config gives {len(dims)} rope axes, the declaration {len(family.axes)}")
+    setup = RopeSetup(family, extrapolation, grid, dims, (theta,) * len(dims), cache_size,
+                      options={k: v for k, v in family_options.items() if k in family.kind.options}, config=config)
+    if extrapolation.method == "riflex" and extrapolation.riflex_index is None:
+        published = family.published_riflex(config)
+        if published is not None and published.k is None:
+            setup = dataclasses.replace(setup, riflex_off=True)
+        else:
+            k = published.k if published is not None else family.kind.riflex_index(setup)
+            setup = dataclasses.replace(setup, extrapolation=dataclasses.replace(extrapolation, riflex_index=k))
+    original = getattr(model, family.rope_attr) if family.rope_attr else None
+    return model, family, grid, setup, family.kind.make_rope(original, setup)
+
+
+def _check_model(model: nn.Module, family: Family, config: Mapping) -> None:
+    for key, value in family.requires:
+        if config.get(key) != value:
+            raise ValueError(family.requires_reason)
+    if family.rope_attr is None:
+        return
+    rope = getattr(model, family.rope_attr, None)
+    names = [cls.__name__ for cls in type(rope).__mro__]
+    if family.rope_classes and not any(name in family.rope_classes for name in names):
+        raise ValueError(f"{family.title} with {type(rope).__name__} as `{family.rope_attr}` is not supported; "
+                         f"only {', '.join(family.rope_classes)}")
+    if hasattr(rope, "_diffusers_hook"):
+        raise ValueError(
+            f"{type(model).__name__}.{family.rope_attr} carries diffusers hooks (context parallelism?): "
+            "call apply_extrapolation before enabling them, so they wrap the extrapolated module"
+        )
+
+
+def _trained_grid(family: Family, config: Mapping, trained_grid) -> tuple[int, ...]:
+    n_axes = len(family.planned_axes)
     axes = "(t, h, w)" if family.video else "(h, w)"
     if trained_grid is None:
-        return tuple(family.trained_grid(transformer).grid)
+        return tuple(family.trained_grid(config).grid)
     if isinstance(trained_grid, (str, bytes)) or not isinstance(trained_grid, Sequence):
         raise ValueError(f"trained_grid must be {axes} token sizes for {family.name}, got {trained_grid!r}")
     if len(trained_grid) != n_axes:
         raise ValueError(f"trained_grid must have {n_axes} axes {axes} for {family.name}, got {tuple(trained_grid)}")
     if any(not is_int(n) or n <= 0 for n in trained_grid):
         raise ValueError(f"trained_grid sizes must be positive integers, got {tuple(trained_grid)}")
-    return tuple(trained_grid)
+    return tuple(int(n) for n in trained_grid)
 
 
 def _check_method(family: Family, extrapolation: Extrapolation) -> None:
-    if extrapolation.method == "riflex" and not family.video:
-        raise ValueError(f"riflex extrapolates video length; {family.name} is an image model")
-    if family.video and extrapolation.temporal_axis != 0:
-        raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be 0, got {extrapolation.temporal_axis}")
+    if extrapolation.method not in methods_for(family):
+        kind = "riflex extrapolates video length; " if extrapolation.method == "riflex" else ""
+        raise ValueError(f"{kind}{family.title} is an image model: its methods are {', '.join(methods_for(family))}")
+    if family.video and extrapolation.temporal_axis != family.temporal_axis:
+        raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be {family.temporal_axis}, "
+                         f"got {extrapolation.temporal_axis}")
 
 
-def _pre_forward(family: Family, rope, time: StepTime, transformer):
-    """The transformer's forward pre-hook: passes the timestep on, then the family's own step."""
-    parameters = list(inspect.signature(type(transformer).forward).parameters)[1:]  # after self
-    position = parameters.index("timestep") if "timestep" in parameters else None
+def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: ExtrapolatedRope) -> ModelPatch:
+    original = None
+    if family.rope_attr is not None:
+        original = getattr(model, family.rope_attr)
+        setattr(model, family.rope_attr, rope)
+    hooks = [model.register_forward_pre_hook(_before_forward, with_kwargs=True),
+             model.register_forward_hook(_after_forward, with_kwargs=True, always_call=True)]
+    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, hooks)
+    vars(model)[HANDLE_ATTRIBUTE] = patch
+    return patch
 
-    def hook(module, args, kwargs):
-        if "timestep" in kwargs:
-            time.set(kwargs["timestep"])
-        else:
-            time.set(args[position] if position is not None and len(args) > position else None)
-        return family.before_forward(rope, args, kwargs)
 
-    return hook
+_PARAMETERS: dict[type, list[str]] = {}
+
+
+def _parameters(cls: type) -> list[str]:
+    """A model class's forward argument names after self."""
+    if cls not in _PARAMETERS:
+        _PARAMETERS[cls] = list(inspect.signature(cls.forward).parameters)[1:]
+    return _PARAMETERS[cls]
+
+
+def _before_forward(module, args, kwargs):
+    """Every patched model's forward pre-hook: pushes the call's own state for its rope. It reads
+    the patch from the module it is called on, so a deep copy uses its own."""
+    patch = vars(module).get(HANDLE_ATTRIBUTE)
+    if patch is None:
+        return None
+    rope, parameters = patch.rope, _parameters(type(module))
+    timestep = argument("timestep", args, kwargs, parameters)
+    rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
+    state = CallState(patch.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
+    push_call(rope, state)
+    return rope.before_forward(state, args, kwargs, parameters)
+
+
+def _after_forward(module, args, kwargs, output):
+    patch = vars(module).get(HANDLE_ATTRIBUTE)
+    if patch is not None:
+        pop_call(patch.rope)
+    return None
 
 
 def _undo_all(undos: list) -> None:
@@ -217,4 +328,4 @@ def _undo_all(undos: list) -> None:
         undos.pop()()
 
 
-__all__ = ["ExtrapolationHandle", "apply_extrapolation"]
+__all__ = ["ExtrapolationHandle", "ModelPatch", "apply_extrapolation"]

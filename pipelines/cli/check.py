@@ -50,7 +50,8 @@ def format_table(rows: list[tuple[str, list[CheckResult]]], large: float, markdo
         lines = [header, ["---"] * len(header)] + body
         return "\n".join("| " + " | ".join(line) + " |" for line in lines)
     widths = [max(len(line[i]) for line in [header] + body) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in [header] + body)
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+                     for line in [header] + body)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,13 +19,12 @@ import time
 
 from ..paths import write_beside
 from ..sampling.bundled import load_pipeline
+from ..sampling.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 from .sample import (
     DIT_STEPS,
-    ENTROPY_SUFFIX,
     add_model_arguments,
     family_kwargs,
     family_pipeline,
-    make_extrapolation,
     parse_options,
     sample_size,
     sampler_name,

@@ -82,7 +82,8 @@ def _nearest_folder(path: Path) -> Path:
 
 def check_sample_arguments(args: argparse.Namespace) -> None:
     """The flags `sample` and `compare` share, before the model loads: device, model, output path, numbers."""
-    from ..sampling.memory import MAX_FPS, MAX_GUIDANCE, MIN_FPS, check_steps
+    from ..objectives import MAX_GUIDANCE_SCALE as MAX_GUIDANCE
+    from ..sampling.memory import MAX_FPS, MIN_FPS, check_steps
 
     check_device(args.device)
     check_model_argument(args.model)

@@ -22,9 +22,8 @@ import sys
 import time
 
 from ..sampling.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
+from ..sampling.extrapolation_names import AUTO, is_auto, make_extrapolation
 
-ENTROPY_SUFFIX = "+entropy"
-AUTO = "auto"  # --extrapolation's default: the pipeline's recorded method for the scale (see make_extrapolation)
 DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
 # the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
 SCHEDULER_HELP = ("a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
@@ -57,7 +56,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="negative prompt, for diffusers pipelines that take one (default: none)")
     parser.add_argument("--trained-grid", type=int, nargs="+", default=None, metavar="N",
                         help="tokens the model was trained at, H W or T H W (diffusers pipelines; default: the "
-                             "family's, see axialrope.models.integrations.trained_grids)")
+                             "family's, see docs/diffusers.md)")
     parser.add_argument("--guidance", type=float, default=None,
                         help="classifier-free guidance scale, 0 to 100 (default 2 with classes, 1 without)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -84,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "written); published once complete, so a failed write keeps the files already there")
 
 
-FAMILY_OPTIONS = ("shift_cap",)  # apply_extrapolation's own options, for diffusers pipelines
+FAMILY_OPTIONS = ("shift_cap", "dype_variant")  # the registered families' own options (a test keeps them equal)
 INTEGER_OPTIONS = ("temporal_axis", "riflex_index")
 PAIR_OPTIONS = ("dype_beta", "dype_gamma")
 
@@ -116,27 +115,6 @@ def split_family_options(options: dict) -> tuple[dict, dict]:
     """(Extrapolation options, apply_extrapolation's own options)."""
     return ({k: v for k, v in options.items() if k not in FAMILY_OPTIONS},
             {k: v for k, v in options.items() if k in FAMILY_OPTIONS})
-
-
-def make_extrapolation(name: str, entropy_scaling: bool = False, options: dict | None = None, auto=None):
-    """An `Extrapolation` from "NAME" or "NAME+entropy" and keyword options.
-
-    "auto" (or "auto+entropy") is `auto(entropy_scaling=...)`, the method a caller resolves for its model and
-    size, with the options on top; without `auto` it is refused as an unknown method (a caller that
-    cannot resolve it must not sample something else under its name).
-    """
-    from axialrope import Extrapolation
-
-    if name.endswith(ENTROPY_SUFFIX):
-        name, entropy_scaling = name.removesuffix(ENTROPY_SUFFIX), True
-    if name == AUTO and auto is not None:
-        return dataclasses.replace(auto(entropy_scaling=entropy_scaling), **(options or {}))
-    return Extrapolation(name, entropy_scaling=entropy_scaling, **(options or {}))
-
-
-def is_auto(name: str) -> bool:
-    """True for --extrapolation auto or auto+entropy."""
-    return name.removesuffix(ENTROPY_SUFFIX) == AUTO
 
 
 def plain_extrapolation(entropy_scaling: bool):

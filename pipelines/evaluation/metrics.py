@@ -106,7 +106,8 @@ def swd(generated: torch.Tensor, real: torch.Tensor, patches_per_image: int = 12
     """Laplacian-pyramid SWD (x1e3) between generated and real images, both (n, c, h, w) in one value range."""
     for name, images in (("generated", generated), ("real", real)):
         if not isinstance(images, torch.Tensor) or images.ndim != 4:
-            raise ValueError(f"{name} must be a (n, c, h, w) tensor, got {getattr(images, 'shape', type(images).__name__)}")
+            raise ValueError(f"{name} must be a (n, c, h, w) tensor, "
+                             f"got {getattr(images, 'shape', type(images).__name__)}")
     if generated.shape != real.shape:
         raise ValueError(f"generated {tuple(generated.shape)} and real {tuple(real.shape)} must have one shape")
     per_level = []
@@ -182,7 +183,8 @@ def shape_persistence(videos: torch.Tensor, lag: int, max_shift: int, threshold:
     if not 1 <= lag < frames:
         raise ValueError(f"lag must be in [1, {frames - 1}] for {frames} frames, got {lag}")
     if not 0 <= max_shift < min(height, width) // 2:
-        raise ValueError(f"max_shift must be in [0, {min(height, width) // 2 - 1}] for {height}x{width} frames, got {max_shift}")
+        raise ValueError(f"max_shift must be in [0, {min(height, width) // 2 - 1}] for {height}x{width} frames, "
+                         f"got {max_shift}")
     masks = foreground_masks(videos.float(), threshold)
     earlier, later = masks[:, :-lag], masks[:, lag:]
     inside = (..., slice(max_shift, height - max_shift), slice(max_shift, width - max_shift))

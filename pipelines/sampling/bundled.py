@@ -14,7 +14,8 @@ from pathlib import Path
 BUNDLED_MODELS: dict[str, str] = {
     "shapes-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural shapes, 6 classes",
     "shapes-sincos": "the same with absolute sin-cos positions (the extrapolation baseline)",
-    "moving-shapes-rope": "video DiT (mini, patch 1x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes, started from shapes-rope",
+    "moving-shapes-rope": "video DiT (mini, patch 1x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes, "
+                          "started from shapes-rope",
     "textures-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural textures, 4 classes",
     "textures-sincos": "the same with absolute sin-cos positions",
 }
@@ -67,27 +68,32 @@ def load_dit(model: str | Path):
 
 def load_pipeline(model: str | None, device: str = "auto"):
     """The AxialDiTPipeline of a bundled name or a folder: a pipeline, a training run, a checkpoint or
-    a run's model folder (see `AxialDiTPipeline.from_pretrained`), on `device` ("auto": cuda if
-    available), bf16 on cuda. diffusers' "Loading pipeline components" bar stays off (the load is instant)."""
+    a run's model folder (see `runs.load_run_pipeline`), on `device` ("auto": cuda if available), bf16 on
+    cuda. diffusers' "Loading pipeline components" bar stays off (the load is instant)."""
     import torch
     from diffusers.utils import logging as diffusers_logging
 
     from .model_files import check_pipeline_folder
     from .pipeline import AxialDiTPipeline
+    from .runs import find_in_run, load_run_pipeline
 
     path = resolve_model(model)
-    if (path / "model_index.json").is_file():  # other folders: the pipeline's own loader says what is wrong
+    load = AxialDiTPipeline.from_pretrained  # it says what is wrong with a folder that is neither
+    if (path / "model_index.json").is_file():
         check_pipeline_folder(path, "--model")
+    elif path.is_dir() and find_in_run(path) is not None:
+        load = load_run_pipeline
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
     bars_were_on = diffusers_logging.is_progress_bar_enabled()
     diffusers_logging.disable_progress_bar()
     try:
-        return AxialDiTPipeline.from_pretrained(path, dtype=dtype, use_safetensors=True).to(device)
+        return load(path, dtype=dtype, use_safetensors=True).to(device)
     finally:
         if bars_were_on:
             diffusers_logging.enable_progress_bar()
 
 
-__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline", "resolve_model"]
+__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline",
+           "resolve_model"]

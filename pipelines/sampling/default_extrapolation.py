@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from axialrope import Extrapolation
 from axialrope.validation import is_real
 
-AUTO = "auto"  # the `extrapolation` that picks a method from the pipeline's `default_extrapolation`
 # What `extrapolation="auto"` uses for a pipeline that records no `default_extrapolation` (None or []):
 # the "fallback" bands that benchmarks/extrapolation.py writes to benchmarks/results/extrapolation_defaults.json,
 # the least-bad method over both kinds of data it measures (docs/extrapolation.md, "The default: auto");

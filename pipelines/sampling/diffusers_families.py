@@ -47,28 +47,48 @@ def is_family_model(model: str | None) -> bool:
     return model not in BUNDLED_MODELS and bool(HUB_ID.match(model))
 
 
-def video_of_folder(model: str) -> bool | None:
-    """Whether a local pipeline folder's transformer (model_index.json) makes video; None if unknown."""
-    index = Path(model) / "model_index.json"
+def transformer_class_of(folder: Path) -> str | None:
+    """The class name of a pipeline folder's `transformer` (model_index.json), or None."""
     try:
-        transformer = json.loads(index.read_text()).get("transformer", [None, None])[1]
+        return json.loads((Path(folder) / "model_index.json").read_text()).get("transformer", [None, None])[1]
     except (OSError, ValueError, IndexError, TypeError, AttributeError):
         return None
-    from axialrope.models.integrations.families import FAMILIES
 
-    return next((family.video for family in FAMILIES if transformer in family.class_names), None)
+
+def video_of_folder(model: str) -> bool | None:
+    """Whether a local pipeline folder's transformer makes video (by its registered family); None if unknown."""
+    from axialrope.models.integrations.registry import family_for_class
+
+    family = family_for_class(transformer_class_of(Path(model)))
+    return None if family is None else family.video
+
+
+def check_family_folder(model: str) -> None:
+    """Raises ValueError, before any weight is read, when a local folder's transformer is of no
+    registered family (the message names the supported classes)."""
+    from axialrope.models.integrations.registry import family_for_class, supported_classes
+
+    if not Path(model).is_dir():
+        return
+    name = transformer_class_of(Path(model))
+    if name is None:
+        raise ValueError(f"{model}'s model_index.json names no transformer to extrapolate")
+    if family_for_class(name) is None:
+        raise ValueError(f"{model}'s transformer {name} is of no registered family; supported: "
+                         f"{', '.join(supported_classes())}")
 
 
 def load_family_pipeline(model: str, device: str = "auto"):
     """The diffusers pipeline in a folder (or a hub id, through diffusers), on `device`, bf16 on CUDA.
 
     Raises ValueError with one line when it cannot be loaded (not a folder and not reachable on
-    the hub, a pipeline without a supported transformer).
+    the hub, a folder whose transformer is of no registered family, a pipeline without a transformer).
     """
     import torch
     from diffusers import DiffusionPipeline
     from diffusers.utils import logging as diffusers_logging
 
+    check_family_folder(model)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
@@ -90,7 +110,7 @@ def load_family_pipeline(model: str, device: str = "auto"):
 
 
 def is_video_pipeline(pipe) -> bool:
-    from axialrope.models.integrations.families import family_of
+    from axialrope.models.integrations.registry import family_of
 
     return family_of(pipe.transformer).video
 
@@ -140,5 +160,5 @@ def generate(pipe, extrapolation, trained_grid: Sequence[int] | None = None, opt
     return result.float().clamp(0, 1).cpu()
 
 
-__all__ = ["call_kwargs", "generate", "is_family_model", "is_video_pipeline", "load_family_pipeline",
-           "pipeline_class_of", "video_of_folder"]
+__all__ = ["call_kwargs", "check_family_folder", "generate", "is_family_model", "is_video_pipeline",
+           "load_family_pipeline", "pipeline_class_of", "transformer_class_of", "video_of_folder"]

@@ -1,4 +1,4 @@
-"""Every bound on a request, in one place, checked before any work: memory, files read whole, settings.
+"""Every bound on a request, in one place, checked before any work: memory, files read whole, frame rates.
 
     check_sampling_memory(pipe.transformer, 8, (256, 256), True, device, steps=20)  # ValueError: what fits
     check_steps(10**9, "--steps")                           # a scheduler's per-step arrays
@@ -39,10 +39,8 @@ MAX_CONFIG_VALUES = 10_000  # the values a config file may expand to (YAML alias
 MAX_SAFETENSORS_HEADER = 100 << 20  # safetensors' own limit on a header
 MAX_IMAGE_PIXELS = 89_478_485  # PIL's decompression-bomb threshold, as an error rather than a warning
 MAX_ASPECT_MISMATCH = 16.0  # an image's aspect may differ from its bucket's by at most this factor
-# settings whose larger values give no picture: classifier-free guidance beyond any useful strength
-# (typical values are 1 to 15) overflows the sampler; a GIF's frame delay is whole hundredths of a
-# second in 16 bits, so above 100 fps it rounds to 0 (players then pick their own speed)
-MAX_GUIDANCE = 100.0
+# a GIF's frame delay is whole hundredths of a second in 16 bits: above 100 fps it rounds to 0 (players
+# then pick their own speed), below 0.0016 it overflows (guidance's bound: objectives.MAX_GUIDANCE_SCALE)
 MIN_FPS, MAX_FPS = 0.01, 100.0
 
 
@@ -250,7 +248,7 @@ def check_sampling_memory(model, batch: int, shape: Sequence[int], guidance: boo
                      f"the {_gib(free)} free on {torch.device(device).type}; {advice}")
 
 
-__all__ = ["HEADROOM", "MAX_ASPECT_MISMATCH", "MAX_CONFIG_VALUES", "MAX_FPS", "MAX_GUIDANCE", "MAX_IMAGE_PIXELS",
+__all__ = ["HEADROOM", "MAX_ASPECT_MISMATCH", "MAX_CONFIG_VALUES", "MAX_FPS", "MAX_IMAGE_PIXELS",
            "MAX_SAFETENSORS_HEADER", "MAX_TEXT_FILE_BYTES", "MIN_FPS", "available_bytes", "check_fits",
            "check_sampling_memory", "check_shuffle", "check_steps", "check_training_memory", "largest_fitting",
            "largest_fitting_shape", "read_small_file", "sampling_bytes", "shuffle_bytes", "steps_bytes",

@@ -1,37 +1,20 @@
 """A diffusers pipeline for the DiT: class-conditional images or video at any size, with RoPE extrapolation.
 
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines import AxialDiTPipeline
     pipe = AxialDiTPipeline.from_pretrained("pipelines/sampling/assets/shapes-rope")
-    out = pipe(class_labels=["circle", "square"], height=64, width=64, extrapolation="dype-yarn",
-               guidance_scale=2.0, generator=torch.Generator().manual_seed(0), scheduler="unipc")
+    out = pipe(class_labels=["circle", "square"], height=64, width=64, guidance_scale=2.0,
+               generator=torch.Generator().manual_seed(0), extrapolation="yarn+entropy", scheduler="unipc")
     out.images[0].save("outputs/circle.png")
 
-The sampler is the training code's (`objectives.sample`); this pipeline adds the
-user-facing parts: labels by name, noise from a seed, sizes beyond the trained grid, any
-diffusers scheduler that fits the model's objective (`schedulers`), diffusers' call
-conventions (`latents`, `num_images_per_prompt`, `callback_on_step_end`, `output_type`,
-`return_dict`) and its image and video processors. Its own name, not diffusers' `DiTPipeline`
-(facebook's DiT), so that `DiffusionPipeline.from_pretrained` finds it (see `registration`).
-Beyond the trained grid, an `axialrope.Extrapolation` plans per-axis RoPE scalings
-and a logit scale for the requested token grid; the pipeline puts them into the model's
-`rope_config` before each step (every step for the timestep-dependent dype-* and kappa-*
-methods, whose plan depends on the flow-matching sigma, 1 = pure noise) and restores the
-model's own config afterwards, even if sampling fails.
-
-`extrapolation="auto"` (the default) picks the method for the requested size from the
-pipeline's `default_extrapolation`, bands of scale recorded in its model_index.json (or
-`FALLBACK_EXTRAPOLATION` when it records none); `resolve_extrapolation` shows the pick:
-
-    pipe.set_default_extrapolation([{"up_to_scale": 2.0, "method": "pi", "entropy_scaling": True},
-                                    {"up_to_scale": None, "method": "dype-yarn", "entropy_scaling": True}])
-    pipe.resolve_extrapolation(height=64, width=64)   # Extrapolation("pi", entropy_scaling=True) at 2x
+Importing this module registers `AxialDiTPipeline` with diffusers (`registration`), so that
+`DiffusionPipeline.from_pretrained` finds it too. How a method is applied per step, and what
+`extrapolation="auto"` picks, is in docs/extrapolation.md ("How a method is applied", "The default: auto").
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,16 +30,24 @@ from diffusers.video_processor import VideoProcessor
 
 import axialrope.models.axial_dit.model  # noqa: F401  diffusers loads a component's class only from an imported module
 from axialrope import Extrapolation
-from axialrope.validation import is_int, is_real
+from axialrope.validation import is_int
 
-from ..objectives import draw_noise, make_objective, sample
+from ..objectives import (
+    check_guidance_scale,
+    draw_noise,
+    guided_prediction,
+    initial_noise_sigma,
+    make_objective,
+    scaled_model_input,
+    scheduler_step_kwargs,
+)
 from .default_extrapolation import (
-    AUTO,
     FALLBACK_EXTRAPOLATION,
     band_for_scale,
     check_default_extrapolation,
     extrapolation_scale,
 )
+from .extrapolation_names import AUTO, make_extrapolation
 from .registration import LEGACY_CLASS_NAMES, is_axialrope_index, register_with_diffusers
 from .schedulers import OBJECTIVE_NAMES, check_scheduler, make_scheduler, scheduler_objective
 
@@ -78,27 +69,12 @@ class AxialDiTPipelineOutput(BaseOutput):
     frames: list[list[PIL.Image.Image]] | np.ndarray | torch.Tensor | None = None
 
 
-def as_extrapolation(extrapolation: str | Extrapolation | None, entropy_scaling: bool = False) -> Extrapolation:
-    """An `Extrapolation` from a method name (with `entropy_scaling`) or an `Extrapolation` itself."""
-    if not isinstance(entropy_scaling, bool):
-        raise TypeError(f"entropy_scaling must be a bool, got {type(entropy_scaling).__name__}")
-    if extrapolation is None:
-        extrapolation = "none"
-    if isinstance(extrapolation, Extrapolation):
-        if entropy_scaling and not extrapolation.entropy_scaling:
-            raise ValueError("entropy_scaling=True with an Extrapolation: set entropy_scaling on the Extrapolation")
-        return extrapolation
-    if not isinstance(extrapolation, str):
-        raise TypeError(f"extrapolation must be a method name or an axialrope.Extrapolation, got {extrapolation!r}")
-    return Extrapolation(extrapolation, entropy_scaling=entropy_scaling)  # unknown names: ValueError listing them
-
-
 class RopeSwitcher:
-    """Puts an extrapolation plan into a model's `rope_config` per sampling step; `restore()` undoes it.
+    """Puts an extrapolation plan into a model's `rope_config` for each sampling step; `restore()` undoes it.
 
     Args:
         model: a DiT (`rope_config`, `base_grid`, `rope` is None for sin-cos).
-        extrapolation: the method.
+        extrapolation: the method; planned once here, so a method that does not suit the grid raises now.
         grid: the token grid being sampled, (h, w) or (t, h, w).
     """
 
@@ -111,7 +87,6 @@ class RopeSwitcher:
                 f"extrapolation {extrapolation.method!r} changes RoPE frequencies, but this model uses absolute "
                 "sin-cos positions; use 'none' (optionally with entropy_scaling)"
             )
-        # planning once here raises early for a method that does not suit the grid (riflex on images)
         planned = self._config_for(1.0 if extrapolation.is_timestep_dependent else None)
         self._static = None if extrapolation.is_timestep_dependent else planned
 
@@ -124,7 +99,9 @@ class RopeSwitcher:
             return dataclasses.replace(self.original, attention_scale=attention_scale)
         return dataclasses.replace(self.original, scaling=plan.scalings, attention_scale=attention_scale)
 
-    def __call__(self, step: int, time: float) -> None:
+    def set_time(self, time: float) -> None:
+        """The plan for diffusion time `time` (timestep / num_train_timesteps: flow matching's sigma, 1 = pure
+        noise; clipped to [0, 1]); a static method's plan is the same at every time."""
         config = self._static if self._static is not None else self._config_for(min(max(time, 0.0), 1.0))
         if self.model.rope_config is not config:
             self.model.rope_config = config
@@ -134,21 +111,18 @@ class RopeSwitcher:
 
 
 class AxialDiTPipeline(DiffusionPipeline):
-    """Samples a DiT (`axialrope.models.DiT`) with a diffusers scheduler.
+    """Samples a DiT (`axialrope.models.DiT`) with a diffusers scheduler, at any size, with RoPE extrapolation.
 
     Args:
         transformer: the DiT; its config holds the trained size (`base_grid`), patch, classes.
-        scheduler: FlowMatchEulerDiscreteScheduler for flow-matching models, DDPMScheduler for
-            epsilon models (`from_model` picks the training code's one for an objective); any
-            scheduler of `schedulers.SCHEDULERS` for the objective samples too.
+        scheduler: a diffusers scheduler for the DiT's objective (`schedulers.SCHEDULERS`; `from_model`
+            picks the training code's).
         class_names: optional names of the class ids, so labels can be given by name.
-        objective: "flow" or "ddpm", what the DiT was trained with; default: what `scheduler`
-            samples. Kept in the config, so a scheduler swapped in later is checked against it.
-        default_extrapolation: bands of scale with the method `extrapolation="auto"` picks in each, a list
-            of {"up_to_scale": float or None (the last band: and beyond), "method": str,
-            "entropy_scaling": bool, optionally "measured": str} sorted by up_to_scale (see
-            `check_default_extrapolation`, `resolve_extrapolation`); None: `FALLBACK_EXTRAPOLATION`.
-            Kept in the config (model_index.json), where it may be edited; checked on loading.
+        objective: "flow" or "ddpm", what the DiT was trained with; default: what `scheduler` samples.
+            Kept in the config, so a scheduler swapped in later is checked against it.
+        default_extrapolation: bands of scale with the method `extrapolation="auto"` picks in each
+            (`default_extrapolation.check_default_extrapolation`); None: `FALLBACK_EXTRAPOLATION`.
+            Kept in model_index.json, where it may be edited; checked on loading.
     """
 
     model_cpu_offload_seq = "transformer"
@@ -183,9 +157,9 @@ class AxialDiTPipeline(DiffusionPipeline):
         return cls(transformer, make_objective(objective).scheduler(), class_names, objective, default_extrapolation)
 
     def set_default_extrapolation(self, bands: list[dict] | None) -> None:
-        """Record `bands` as the pipeline's `default_extrapolation` (checked; see the class docstring), what
-        `extrapolation="auto"` picks from; `save_pretrained` writes it into model_index.json. None or []
-        removes it (auto then uses `FALLBACK_EXTRAPOLATION`)."""
+        """Record `bands` as the pipeline's `default_extrapolation` (checked), what `extrapolation="auto"` picks
+        from; `save_pretrained` writes it into model_index.json. None or [] removes it (auto then uses
+        `FALLBACK_EXTRAPOLATION`)."""
         self.register_to_config(default_extrapolation=check_default_extrapolation(bands, self.is_video))
 
     # -- loading ---------------------------------------------------------------------------
@@ -194,22 +168,18 @@ class AxialDiTPipeline(DiffusionPipeline):
     def from_pretrained(cls, path: str | Path, **kwargs) -> AxialDiTPipeline:
         """Load a pipeline folder written by `save_pretrained` (local folders only; no hub downloads).
 
-        Also a training run's folder (its pipeline/), one of its checkpoints or its model_ema/ or
-        model/ (completed by the run's pipeline-config/; see `runs`). kwargs go to diffusers' loader
-        (e.g. torch_dtype=torch.bfloat16); a checkpoint or model folder takes only dtype / torch_dtype.
-        A folder saved as "DiTPipeline" by an earlier axialrope (its transformer an axialrope DiT) loads too.
+        kwargs go to diffusers' loader (e.g. torch_dtype=torch.bfloat16). A folder saved as "DiTPipeline" by an
+        earlier axialrope (its transformer an axialrope DiT) loads too. A training run, one of its checkpoints
+        or its model folders load with `axialrope.pipelines.load_run_pipeline`.
         """
         folder = Path(path)
         if not folder.is_dir():
             raise FileNotFoundError(f"model folder {str(path)!r} does not exist")
         if not (folder / "model_index.json").is_file():
-            from .runs import load_run_pipeline  # a training run, its checkpoint or model folder; None if not one
-
-            pipe = load_run_pipeline(folder, cls, **kwargs)
-            if pipe is not None:
-                return pipe
-            hint = " (a bare model folder? load it with DiT.from_pretrained)" if (folder / "config.json").is_file() else ""
-            raise ValueError(f"{str(path)!r} is not a pipeline folder: it has no model_index.json{hint}")
+            bare = "; a bare model folder loads with DiT.from_pretrained" if (folder / "config.json").is_file() else ""
+            raise ValueError(f"{str(path)!r} is not a pipeline folder: it has no model_index.json. A training run, "
+                             f"one of its checkpoints or its model/ or model_ema/ loads with "
+                             f"axialrope.pipelines.load_run_pipeline({str(path)!r}){bare}")
         index = json.loads((folder / "model_index.json").read_text())
         name = index.get("_class_name")
         if name != cls.__name__ and not (name in LEGACY_CLASS_NAMES and is_axialrope_index(index)):
@@ -246,15 +216,46 @@ class AxialDiTPipeline(DiffusionPipeline):
             raise ValueError(f"class id {label} is out of range: this model has classes 0 .. {num_classes - 1}")
         return int(label)
 
-    def _labels(self, class_labels, batch_size: int, guidance_scale: float) -> tuple[torch.Tensor | None, int]:
-        """(labels (b,) long or None, batch size) from the user's class_labels."""
-        conditional = self.transformer.null_class is not None
+    def check_inputs(self, class_labels, height, width, num_frames, num_inference_steps, guidance_scale,
+                     num_images_per_prompt, latents, output_type, callback_on_step_end,
+                     callback_on_step_end_tensor_inputs, batch_size) -> None:
+        """Raise a ValueError or TypeError naming the first bad argument of a `__call__` (diffusers' check_inputs).
+
+        What needs the batch (the latents' shape) is checked by `prepare_latents`, labels by `prepare_class_labels`.
+        """
+        if output_type not in OUTPUT_TYPES:
+            raise ValueError(f"output_type must be one of {OUTPUT_TYPES}, got {output_type!r}")
+        if not is_int(num_inference_steps) or num_inference_steps < 1:
+            raise ValueError(f"num_inference_steps must be a positive integer, got {num_inference_steps!r}")
+        check_guidance_scale(guidance_scale)
+        if not is_int(batch_size) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not is_int(num_images_per_prompt) or num_images_per_prompt < 1:
+            raise ValueError(f"num_images_per_prompt must be a positive integer, got {num_images_per_prompt!r}")
+        self._sample_shape(height, width, num_frames)
+        if class_labels is None and guidance_scale != 1.0:
+            conditional = self.transformer.null_class is not None
+            reason = "no class_labels were given" if conditional else "this model is unconditional"
+            raise ValueError(f"guidance_scale={guidance_scale} needs class labels, but {reason}; use guidance_scale=1")
+        if latents is not None:
+            if not isinstance(latents, torch.Tensor):
+                raise TypeError(f"latents must be a torch.Tensor {self._latents_layout}, got {type(latents).__name__}")
+            if not latents.is_floating_point():
+                raise ValueError(f"latents must be a floating-point tensor (standard normal noise), "
+                                 f"got dtype {latents.dtype}")
+            bad = int((~torch.isfinite(latents)).sum())
+            if bad:
+                raise ValueError(f"latents must be finite (standard normal noise), but {bad} of its "
+                                 f"{latents.numel()} values are NaN or infinite")
+        self._callback_tensor_names(callback_on_step_end, callback_on_step_end_tensor_inputs)
+
+    def prepare_class_labels(self, class_labels, batch_size: int = 1,
+                             num_images_per_prompt: int = 1) -> tuple[torch.Tensor | None, int]:
+        """(labels (b,) long on the CPU or None, b) from the user's class_labels: b = labels (or batch_size when
+        class_labels is None) x num_images_per_prompt, each label's samples next to each other."""
         if class_labels is None:
-            if guidance_scale != 1.0:
-                reason = "this model is unconditional" if not conditional else "no class_labels were given"
-                raise ValueError(f"guidance_scale={guidance_scale} needs class labels, but {reason}; use guidance_scale=1")
-            return None, batch_size
-        if not conditional:
+            return None, batch_size * num_images_per_prompt
+        if self.transformer.null_class is None:
             raise ValueError("class_labels given, but this model is unconditional (num_classes=0)")
         if isinstance(class_labels, torch.Tensor):
             class_labels = class_labels.tolist()
@@ -263,7 +264,25 @@ class AxialDiTPipeline(DiffusionPipeline):
         if not isinstance(class_labels, Sequence) or len(class_labels) == 0:
             raise ValueError(f"class_labels must be a label or a non-empty list of labels, got {class_labels!r}")
         ids = torch.tensor([self.class_id(label) for label in class_labels], dtype=torch.long)
+        ids = ids.repeat_interleave(num_images_per_prompt)
         return ids, len(ids)
+
+    def prepare_latents(self, shape: tuple[int, ...], generator: torch.Generator | None, device: torch.device,
+                        latents: torch.Tensor | None = None, scheduler=None) -> torch.Tensor:
+        """The initial noise `shape` (b, c, h, w) or (b, c, t, h, w), float32 on `device`, times the init_noise_sigma
+        of `scheduler` (default the pipeline's; its timesteps set): `latents` (checked against `shape`), or drawn
+        on the CPU from `generator` (the same samples on any device), frame-correlated for a video model trained
+        so (`objectives.draw_noise`)."""
+        if latents is None:
+            latents = draw_noise(shape, self.transformer.config.frame_noise_correlation, generator)
+        elif tuple(latents.shape) != shape:
+            raise ValueError(f"latents must have shape {shape}, {self._latents_layout} of the samples asked for "
+                             f"(labels x num_images_per_prompt, and the size), got {tuple(latents.shape)}")
+        return latents.to(device).float() * initial_noise_sigma(self.scheduler if scheduler is None else scheduler)
+
+    @property
+    def _latents_layout(self) -> str:
+        return "(batch, channels, frames, height, width)" if self.is_video else "(batch, channels, height, width)"
 
     def _sample_shape(self, height, width, num_frames) -> tuple[int, ...]:
         """(h, w) or (t, h, w) in pixels, defaults from the model's trained size, checked against the patch."""
@@ -291,11 +310,9 @@ class AxialDiTPipeline(DiffusionPipeline):
                               num_frames: int | None = None, entropy_scaling: bool = False) -> Extrapolation:
         """The `Extrapolation` that `extrapolation="auto"` samples this size with (default: the trained size).
 
-        Returns, for the scale s = the largest ratio over the axes of requested to trained tokens:
-        `Extrapolation("none")` if s <= 1 (nothing to extrapolate); otherwise the method and entropy_scaling
-        of the band of `default_extrapolation` (`FALLBACK_EXTRAPOLATION` if the pipeline records none) that
-        covers s: the first with up_to_scale >= s (None: no limit), the last band if s is beyond them all.
-        A sin-cos model gets "none" with the band's entropy_scaling (its positions have no RoPE to change).
+        For the scale s (the largest ratio over the axes of requested to trained tokens): "none" if s <= 1; else
+        the method and entropy_scaling of the band of `default_extrapolation` (or `FALLBACK_EXTRAPOLATION`) that
+        covers s, the last band beyond them all. A sin-cos model gets "none" with the band's entropy_scaling.
         `entropy_scaling=True` turns entropy scaling on in any case.
         """
         return self._auto_extrapolation(self._token_grid(self._sample_shape(height, width, num_frames)),
@@ -323,26 +340,10 @@ class AxialDiTPipeline(DiffusionPipeline):
         check_scheduler(scheduler, self.config.objective)
         return scheduler
 
-    @staticmethod
-    def _check_latents(latents, shape: tuple[int, ...]) -> torch.Tensor | None:
-        """`latents` checked against the samples' shape (b, c, h, w) or (b, c, t, h, w)."""
-        if latents is None:
-            return None
-        layout = "(batch, channels, height, width)" if len(shape) == 4 else "(batch, channels, frames, height, width)"
-        if not isinstance(latents, torch.Tensor):
-            raise TypeError(f"latents must be a torch.Tensor {layout}, got {type(latents).__name__}")
-        if not latents.is_floating_point():
-            raise ValueError(f"latents must be a floating-point tensor (standard normal noise), "
-                             f"got dtype {latents.dtype}")
-        if tuple(latents.shape) != shape:
-            raise ValueError(f"latents must have shape {shape}, {layout} of the samples asked for "
-                             f"(labels x num_images_per_prompt, and the size), got {tuple(latents.shape)}")
-        return latents
-
-    def _callback_inputs(self, callback, tensor_inputs) -> list[str]:
-        """The tensor names a `callback_on_step_end` receives, checked (diffusers' check_inputs)."""
+    def _callback_tensor_names(self, callback, tensor_inputs) -> list[str]:
+        """The tensor names a `callback_on_step_end` receives, checked; diffusers' callback objects name their own."""
         if isinstance(callback, (PipelineCallback, MultiPipelineCallbacks)):
-            tensor_inputs = callback.tensor_inputs  # diffusers' callback objects name their own
+            tensor_inputs = callback.tensor_inputs
         if callback is not None and not callable(callback):
             raise TypeError(f"callback_on_step_end must be callable as (pipe, step, timestep, callback_kwargs), "
                             f"got {type(callback).__name__}")
@@ -382,96 +383,84 @@ class AxialDiTPipeline(DiffusionPipeline):
         num_frames: int | None = None,
         num_inference_steps: int = 30,
         guidance_scale: float = 1.0,
+        num_images_per_prompt: int = 1,
         generator: torch.Generator | None = None,
-        extrapolation: str | Extrapolation | None = AUTO,
-        entropy_scaling: bool = False,
-        batch_size: int = 1,
+        latents: torch.Tensor | None = None,
         output_type: str = "pil",
         return_dict: bool = True,
-        num_images_per_prompt: int = 1,
-        latents: torch.Tensor | None = None,
-        scheduler=None,
         callback_on_step_end=None,
         callback_on_step_end_tensor_inputs: Sequence[str] = ("latents",),
+        batch_size: int = 1,
+        extrapolation: str | Extrapolation | None = AUTO,
+        entropy_scaling: bool = False,
+        scheduler=None,
     ) -> AxialDiTPipelineOutput | tuple:
-        """Sample images (or videos) of one size.
+        """Sample images (or videos) of one size; diffusers' arguments first, axialrope's own after them.
 
         Args:
-            class_labels: ids or names; None samples unconditionally (`batch_size` samples).
+            class_labels: ids or names; None samples unconditionally (`batch_size` x num_images_per_prompt).
             height, width, num_frames: pixels (frames); default the trained size. num_frames only for video.
-            num_inference_steps: sampler steps.
-            guidance_scale: classifier-free guidance against the model's null class (1: none).
-            generator: seeds the initial noise, drawn on the CPU so a seed gives the same samples on any device,
-                and the fresh noise of a stochastic scheduler's every step (DDPM).
-            extrapolation: "auto" (the method `resolve_extrapolation` picks for the size from the pipeline's
-                `default_extrapolation`), a method name (see `axialrope.extrapolation`) or an `Extrapolation`.
-            entropy_scaling: with a method name or "auto", also scale attention logits by sqrt(log N / log N_train).
+            num_inference_steps, guidance_scale (0 .. 100; 1: none), num_images_per_prompt, generator (draws
+                the noise on the CPU, and a stochastic scheduler's), output_type ("pil", "np", "pt", "latent"),
+                return_dict, callback_on_step_end, callback_on_step_end_tensor_inputs: as in diffusers.
+            latents: the initial noise (b, c, h, w) or (b, c, t, h, w), standard normal, instead of drawing it.
             batch_size: samples when class_labels is None.
-            output_type: "pil", "np", "pt" or "latent" (see `AxialDiTPipelineOutput`).
-            return_dict: False returns the tuple (images_or_frames,).
-            num_images_per_prompt: samples per class label (each label's samples next to each other), or
-                per `batch_size` unconditionally: b = labels (or batch_size) x num_images_per_prompt.
-            latents: the initial noise instead of drawing it, (b, c, h, w) or (b, c, t, h, w), standard
-                normal (the scheduler's init_noise_sigma scales it, as in diffusers); a video model's
-                frame-correlated prior is then the caller's to draw (`objectives.draw_noise`).
-            scheduler: a name of `schedulers.SCHEDULERS` for the model's objective ("euler", "heun",
-                "dpm++", "unipc"; DDPM models: "ddpm", "ddim", "euler", "dpm++", "unipc"), or a diffusers
-                scheduler instance; default the pipeline's own.
-            callback_on_step_end: called after every step as `callback(pipe, step, timestep, callback_kwargs)`,
-                callback_kwargs holding the tensors named in `callback_on_step_end_tensor_inputs`; a dict
-                it returns with "latents" replaces them (diffusers' convention). PipelineCallback objects work.
-            callback_on_step_end_tensor_inputs: names from `_callback_tensor_inputs` ("latents": the
-                sampler state, float32 (b, c, ...)).
+            extrapolation: "auto" (`resolve_extrapolation`), a method name of `axialrope.extrapolation`, either
+                with "+entropy" (as the CLI's --extrapolation), or an `Extrapolation`.
+            entropy_scaling: also scale attention logits by sqrt(log N / log N_train).
+            scheduler: a name of `schedulers.SCHEDULERS` for the model's objective or a diffusers scheduler
+                instance; default the pipeline's own.
         """
-        if output_type not in OUTPUT_TYPES:
-            raise ValueError(f"output_type must be one of {OUTPUT_TYPES}, got {output_type!r}")
-        if not is_int(num_inference_steps) or num_inference_steps < 1:
-            raise ValueError(f"num_inference_steps must be a positive integer, got {num_inference_steps!r}")
-        if not is_real(guidance_scale) or not math.isfinite(guidance_scale):
-            raise ValueError(f"guidance_scale must be a finite number, got {guidance_scale!r}")
-        if not is_int(batch_size) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if not is_int(num_images_per_prompt) or num_images_per_prompt < 1:
-            raise ValueError(f"num_images_per_prompt must be a positive integer, got {num_images_per_prompt!r}")
-        tensor_inputs = self._callback_inputs(callback_on_step_end, callback_on_step_end_tensor_inputs)
-        auto = isinstance(extrapolation, str) and extrapolation == AUTO  # resolved once the grid is known
-        method = None if auto else as_extrapolation(extrapolation, entropy_scaling)
-        labels, batch = self._labels(class_labels, batch_size, float(guidance_scale))
-        if labels is not None:
-            labels = labels.repeat_interleave(num_images_per_prompt)
-        batch *= num_images_per_prompt
+        # 1. Check inputs, before any work
+        self.check_inputs(class_labels, height, width, num_frames, num_inference_steps, guidance_scale,
+                          num_images_per_prompt, latents, output_type, callback_on_step_end,
+                          callback_on_step_end_tensor_inputs, batch_size)
+        tensor_inputs = self._callback_tensor_names(callback_on_step_end, callback_on_step_end_tensor_inputs)
+        guidance_scale = float(guidance_scale)
+        labels, batch = self.prepare_class_labels(class_labels, batch_size, num_images_per_prompt)
         shape = self._sample_shape(height, width, num_frames)
-        sampler = self._scheduler(scheduler)
-        model, device = self.transformer, self._execution_device
-        latents = self._check_latents(latents, (batch, model.config.in_channels, *shape))
         grid = self._token_grid(shape)
-        if auto:
-            method = self._auto_extrapolation(grid, entropy_scaling)
-        switcher = RopeSwitcher(model, method, grid)  # checks the method against the model and grid
+        method = make_extrapolation(extrapolation, entropy_scaling,
+                                    auto=lambda entropy_scaling: self._auto_extrapolation(grid, entropy_scaling))
+        sampler = self._scheduler(scheduler)
+        transformer, device = self.transformer, self._execution_device
+        rope = RopeSwitcher(transformer, method, grid)  # checks the method against the model and the grid
 
-        if latents is None:  # a video model trained on frame-correlated noise samples from the same prior
-            latents = draw_noise((batch, model.config.in_channels, *shape), model.config.frame_noise_correlation,
-                                 generator)
-        progress = self.progress_bar(total=num_inference_steps)
+        # 2. Timesteps and initial noise (a scheduler's init_noise_sigma may depend on its timesteps)
+        sampler.set_timesteps(num_inference_steps, device=device)
+        timesteps, num_train_timesteps = sampler.timesteps, sampler.config.num_train_timesteps
+        latents = self.prepare_latents((batch, transformer.config.in_channels, *shape), generator, device, latents,
+                                       sampler)
+        labels = None if labels is None else labels.to(device)
+        step_kwargs = scheduler_step_kwargs(sampler, generator)
 
-        def on_step_end(step: int, timestep, x: torch.Tensor) -> torch.Tensor:
-            if callback_on_step_end is not None:
-                x = self._run_callback(callback_on_step_end, tensor_inputs, step, timestep, x)
-            # a second-order scheduler (Heun) calls the model twice per step: the bar counts steps, as diffusers'
-            if step == len(sampler.timesteps) - 1 or (step + 1) % sampler.order == 0:
-                progress.update(1)
-            return x
-
+        # 3. Denoising loop: the RoPE plan of each step's time, the guided prediction, the scheduler's step
         try:
-            samples = sample(
-                model, None, latents.to(device), None if labels is None else labels.to(device), num_inference_steps,
-                float(guidance_scale), model.null_class, generator=generator, scheduler=sampler,
-                on_step=switcher, on_step_end=on_step_end,
-            )
+            with self.progress_bar(total=num_inference_steps) as progress_bar:
+                for i, t in enumerate(timesteps):
+                    rope.set_time(float(t) / num_train_timesteps)
+                    latent_model_input = scaled_model_input(sampler, latents, t)
+                    noise_pred = guided_prediction(transformer, latent_model_input, t, labels, guidance_scale,
+                                                   transformer.null_class)
+                    latents = sampler.step(noise_pred, t, latents, **step_kwargs).prev_sample
+                    if callback_on_step_end is not None:
+                        latents = self._run_callback(callback_on_step_end, tensor_inputs, i, t, latents)
+                    # a second-order scheduler (Heun) calls the model twice per step: the bar counts steps
+                    if i == len(timesteps) - 1 or (i + 1) % sampler.order == 0:
+                        progress_bar.update()
         finally:
-            switcher.restore()
-            progress.close()
-        result = self.postprocess(samples, output_type)
+            rope.restore()
+
+        # 4. Check and convert the result
+        if not torch.isfinite(latents).all():
+            raise ValueError(
+                f"sampling gave values that are not finite (NaN or inf) with guidance_scale={guidance_scale}, "
+                f"extrapolation {method.method}{' + entropy scaling' if method.entropy_scaling else ''} and "
+                f"{num_inference_steps} steps of {type(sampler).__name__}: lower guidance_scale, or check latents "
+                "and the model's weights"
+            )
+        result = self.postprocess(latents, output_type)
+        self.maybe_free_model_hooks()
         if not return_dict:
             return (result,)
         return AxialDiTPipelineOutput(frames=result) if self.is_video else AxialDiTPipelineOutput(images=result)
@@ -489,4 +478,4 @@ class AxialDiTPipeline(DiffusionPipeline):
 
 register_with_diffusers(AxialDiTPipeline)
 
-__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher", "as_extrapolation"]
+__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher"]

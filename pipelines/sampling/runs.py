@@ -1,18 +1,14 @@
 """A training run's folder as a model: the run itself, any of its checkpoints, its model folders.
 
-A run of `axialrope train` (pipelines/training/loop.py) writes, among other things:
+    from axialrope.pipelines import load_run_pipeline
+    pipe = load_run_pipeline("outputs/run")                                  # its pipeline/, or newest checkpoint
+    pipe = load_run_pipeline("outputs/run/checkpoints/checkpoint-000500")   # that step's EMA weights
 
-    pipeline-config/     at its start: its pipeline without weights (model_index.json with the class
-                         names of its data in their id order, scheduler/, transformer/config.json)
-    checkpoints/checkpoint-N/   safetensors and JSON (checkpoints.py): model.safetensors, ema.safetensors, ...
-    model/, model_ema/   at its end: the raw and the EMA weights (save_pretrained of the DiT)
-    pipeline/            at its end: the complete AxialDiTPipeline of the EMA weights (raw ones without EMA)
-
-so each of these loads as a pipeline (and as a DiT, for `--init-from`):
-
-    the run folder       its pipeline/; a run that has not finished yet: its newest checkpoint
-    a checkpoint         its EMA weights (its raw ones in a run without EMA) in the run's pipeline-config/
-    model/, model_ema/   those weights in the run's pipeline-config/
+A run (pipelines/training/loop.py) writes pipeline-config/ (its pipeline without weights) at its start,
+checkpoints/checkpoint-N/ as it goes, and model/, model_ema/ and pipeline/ at its end. The run folder
+loads as its pipeline/ (a run that has not finished: its newest checkpoint); a checkpoint, model/ or
+model_ema/ as those weights (a checkpoint's EMA ones, raw without EMA) in the run's pipeline-config/.
+The layout is in docs/training.md ("The command").
 """
 
 from __future__ import annotations
@@ -25,6 +21,7 @@ import torch
 
 from ..training.checkpoints import TRAINER_STATE, checkpoint_step, latest_checkpoint, publish, read_checkpoint
 from ..training.train_state import StateFileError, read_state
+from .pipeline import AxialDiTPipeline
 
 PIPELINE = "pipeline"
 PIPELINE_CONFIG = "pipeline-config"
@@ -49,11 +46,9 @@ def save_pipeline(pipe, folder: str | Path) -> Path:
     return publish(temporary, folder)
 
 
-def pipeline_from_config(folder: str | Path, transformer, pipeline_class=None):
+def pipeline_from_config(folder: str | Path, transformer, pipeline_class: type = AxialDiTPipeline):
     """The pipeline of a pipeline-config/ folder around `transformer` (a DiT of the config's architecture)."""
     folder = Path(folder)
-    if pipeline_class is None:
-        from .pipeline import AxialDiTPipeline as pipeline_class
     index = json.loads((folder / "model_index.json").read_text())
     library, scheduler_name = index["scheduler"]
     if library != "diffusers":  # never import a module because a JSON file names it
@@ -176,15 +171,18 @@ def check_run_part(path: str | Path, argument: str) -> bool:
     return True
 
 
-def load_run_pipeline(path: str | Path, pipeline_class=None, **kwargs):
-    """The pipeline of a run folder, checkpoint or model folder (see the module docstring); None if
-    `path` is no part of a run. kwargs: diffusers' loader's for a finished run; else only dtype / torch_dtype."""
+def load_run_pipeline(path: str | Path, pipeline_class: type = AxialDiTPipeline, **kwargs):
+    """The pipeline of a training run folder, one of its checkpoints or its model/ or model_ema/ folder (see the
+    module docstring). kwargs: diffusers' loader's for a finished run; else only dtype / torch_dtype.
+    FileNotFoundError if `path` does not exist, ValueError if it is no part of a run."""
+    if not Path(path).is_dir():
+        raise FileNotFoundError(f"model folder {str(path)!r} does not exist")
     found = find_in_run(path)
     if found is None:
-        return None
+        raise ValueError(f"{str(path)!r} is no part of a training run (a run folder, one of its checkpoints, its "
+                         f"model/ or model_ema/); a pipeline folder loads with "
+                         f"{pipeline_class.__name__}.from_pretrained")
     kind, source, config_folder = found
-    if pipeline_class is None:
-        from .pipeline import AxialDiTPipeline as pipeline_class
     if kind == "pipeline":
         return pipeline_class.from_pretrained(source, **kwargs)
     kwargs.pop("use_safetensors", None)  # these folders are read from safetensors only anyway
@@ -202,5 +200,6 @@ def load_run_transformer(path: str | Path):
     return None if found is None else _transformer(*found)
 
 
-__all__ = ["PIPELINE", "PIPELINE_CONFIG", "check_run_part", "checkpoint_transformer", "find_in_run", "load_run_pipeline",
-           "load_run_transformer", "pipeline_from_config", "save_pipeline", "write_pipeline_config"]
+__all__ = ["PIPELINE", "PIPELINE_CONFIG", "check_run_part", "checkpoint_transformer", "find_in_run",
+           "load_run_pipeline", "load_run_transformer", "pipeline_from_config", "save_pipeline",
+           "write_pipeline_config"]

@@ -75,7 +75,8 @@ def _valid(objective: str) -> str:
 
 
 def _lookup(name: str, objective: str) -> type | None:
-    """The class `name` means for `objective`: a short name or a diffusers class name, any case, "Scheduler" optional."""
+    """The class `name` means for `objective`: a short name or a diffusers class name, any case,
+    "Scheduler" optional."""
     key = name.lower().removesuffix("scheduler")
     for short, cls in SCHEDULERS[objective].items():
         if key in (short, cls.__name__.lower().removesuffix("scheduler")):
@@ -95,7 +96,8 @@ def scheduler_class(name: str, objective: str) -> type:
         return cls
     other = next(o for o in SCHEDULERS if o != objective)
     if _lookup(name, other) is not None:
-        reason = f"scheduler {name!r} samples {OBJECTIVE_NAMES[other]} models, not this {OBJECTIVE_NAMES[objective]} model"
+        reason = (f"scheduler {name!r} samples {OBJECTIVE_NAMES[other]} models, "
+                  f"not this {OBJECTIVE_NAMES[objective]} model")
     else:
         reason = f"unknown scheduler {name!r}"
     raise ValueError(f"{reason}; for a {OBJECTIVE_NAMES[objective]} model choose one of {_valid(objective)}")

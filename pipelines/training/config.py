@@ -197,10 +197,10 @@ class TrainConfig:
         for name in ("adam_beta1", "adam_beta2", "ema_decay", "label_dropout"):
             if not getattr(self, name) < 1:
                 raise ValueError(f"{name} must be below 1, got {getattr(self, name)!r}")
-        from ..sampling.memory import MAX_GUIDANCE, check_shuffle, check_steps
+        from ..objectives import check_guidance_scale
+        from ..sampling.memory import check_shuffle, check_steps
 
-        if self.guidance_scale > MAX_GUIDANCE:
-            raise ValueError(f"guidance_scale must be at most {MAX_GUIDANCE:g} (1: none), got {self.guidance_scale!r}")
+        check_guidance_scale(self.guidance_scale)
         if not isinstance(self.overwrite_output_dir, bool):
             raise ValueError(f"overwrite_output_dir must be true or false, got {self.overwrite_output_dir!r}")
         if self.overwrite_output_dir and self.resume is not None:

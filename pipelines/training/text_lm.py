@@ -74,7 +74,8 @@ def train_lm(
         lr=lr, betas=(0.9, 0.95),
     )
     if lr_scheduler == "cosine_to_tenth":
-        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps, warmup) if warmup else 1.0)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
+                                                     lambda s: warmup_cosine(s, steps, warmup) if warmup else 1.0)
     else:
         schedule = get_scheduler(lr_scheduler, optimizer, num_warmup_steps=warmup, num_training_steps=steps)
     model.train()

@@ -17,6 +17,18 @@ from axialrope.pipelines.sampling.memory import check_sampling_memory
 NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 
 
+def nan_weights_pipe(k):
+    """A tiny DiT pipeline with one NaN weight: its samples cannot be finite."""
+    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+
+    model = k.dit()
+    with torch.no_grad():
+        next(model.parameters()).fill_(math.nan)
+    pipe = AxialDiTPipeline.from_model(model)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
 def band(up_to_scale, method="pi", entropy_scaling=False) -> dict:
     """One band of an AxialDiTPipeline's default_extrapolation."""
     return {"up_to_scale": up_to_scale, "method": method, "entropy_scaling": entropy_scaling}
@@ -101,6 +113,28 @@ CASES = [
      ValueError, "guidance_scale"),
     ("pipeline-nan-guidance",
      lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=math.nan), ValueError, "guidance"),
+    ("pipeline-inf-guidance",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=math.inf), ValueError, "guidance_scale"),
+    ("pipeline-guidance-1e30",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=1e30), ValueError, "guidance_scale"),
+    ("pipeline-guidance-1000",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=1000.0), ValueError, "guidance_scale"),
+    ("pipeline-nan-latents",
+     lambda k: lambda: k.pipe(class_labels=[0], latents=torch.full((1, 3, 32, 32), math.nan)),
+     ValueError, "latents must be finite"),
+    ("pipeline-inf-latents",
+     lambda k: lambda: k.pipe(class_labels=[0], latents=torch.full((1, 3, 32, 32), math.inf)),
+     ValueError, "latents must be finite"),
+    ("pipeline-callback-nan-latents",
+     lambda k: lambda: k.pipe(class_labels=[0], num_inference_steps=1, callback_on_step_end=lambda pipe, i, ts, kw: {
+         "latents": torch.full_like(kw["latents"], math.nan)}), ValueError, "not finite"),
+    ("pipeline-nan-weights",
+     lambda k: (q := nan_weights_pipe(k), lambda: q(class_labels=[0], num_inference_steps=1))[-1],
+     ValueError, "not finite"),
+    ("pipeline-extrapolation-unknown-with-entropy",
+     lambda k: lambda: k.pipe(class_labels=[0], extrapolation="yarnn+entropy"), ValueError, "method"),
+    ("pipeline-extrapolation-entropy-alone",
+     lambda k: lambda: k.pipe(class_labels=[0], extrapolation="+entropy"), ValueError, "method"),
     ("default-extrapolation-not-a-list",
      lambda k: lambda: k.pipe.set_default_extrapolation("pi"), TypeError, "default_extrapolation"),
     ("default-extrapolation-unknown-method",

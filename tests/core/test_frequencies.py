@@ -110,9 +110,12 @@ def test_yarn_keeps_fast_pairs_and_interpolates_slow_pairs():
 
 
 LLAMA3_CASES = [
-    (128, 500000.0, {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}),
-    (64, 10000.0, {"factor": 4.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0, "original_max_position_embeddings": 2048}),
-    (64, 10000.0, {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 256}),
+    (128, 500000.0, {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                     "original_max_position_embeddings": 8192}),
+    (64, 10000.0, {"factor": 4.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0,
+                   "original_max_position_embeddings": 2048}),
+    (64, 10000.0, {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                   "original_max_position_embeddings": 256}),
 ]
 
 

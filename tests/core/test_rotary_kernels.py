@@ -389,7 +389,8 @@ def test_split_and_join_pairs_are_inverse():
             assert first.shape == second.shape == (2, 3, pairs)
             assert (rest is None) == (dim == 2 * pairs)
             assert torch.equal(kernels.join_pairs(layout, first, second, rest), x)
-            assert torch.equal(first[..., 0], x[..., 0]) and torch.equal(second[..., 0], x[..., pairs if layout == "half" else 1])
+            assert (torch.equal(first[..., 0], x[..., 0])
+                    and torch.equal(second[..., 0], x[..., pairs if layout == "half" else 1]))
 
 
 # -- Triton -----------------------------------------------------------------------------------

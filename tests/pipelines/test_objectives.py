@@ -129,6 +129,6 @@ def test_the_training_loss_noises_frames_with_the_asked_correlation():
 
     for rho in (0.0, 0.7):
         recorder = Recorder()
-        training_loss(recorder, FlowMatching(), torch.zeros(32, 3, 4, 16, 16), generator=torch.Generator().manual_seed(0),
-                      frame_noise_correlation=rho)
+        training_loss(recorder, FlowMatching(), torch.zeros(32, 3, 4, 16, 16),
+                      generator=torch.Generator().manual_seed(0), frame_noise_correlation=rho)
         assert abs(_frame_correlation(recorder.noise) - rho) < 0.03

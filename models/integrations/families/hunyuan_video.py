@@ -1,65 +1,34 @@
-"""HunyuanVideo (diffusers `HunyuanVideoTransformer3DModel`): `rope` (`HunyuanVideoRotaryPosEmbed`) replaced.
+"""Families with HunyuanVideo's grid rope; see `rope_kinds/grid.py`.
 
-`HunyuanVideoRotaryPosEmbed(hidden_states)` with hidden_states (b, c, frames, h, w) returns cos,
-sin (seq, sum(rope_dim)), each pair's value twice, over axes (t, y, x) of rope_dim (16, 56, 56)
-channels with theta 256, positions 0 .. n - 1 per axis (float32 angles). The replacement gives
-the same format with float64 angles beyond the trained grid.
-
-Time: HunyuanVideoPipeline passes the scheduler's timesteps (sigma * 1000): t = timestep / 1000.
-
-RIFLEx (thu-ml/RIFLEx, hunyuanvideo.py and riflex_utils.identify_k): k = 4 (1-based; the
-0-based pair 3), N_k = 50 latent frames for the temporal rope_dim 16 at theta 256.
+HunyuanVideoRotaryPosEmbed: axes (t, y, x) of rope_axes_dim channels, theta rope_theta (256),
+positions 0 .. n - 1, tables (seq, sum(dims)). Time: HunyuanVideoPipeline passes sigma * 1000.
+RIFLEx (thu-ml/RIFLEx, hunyuanvideo.py, riflex_utils.identify_k): k = 4, N_k = 50 latent frames.
 """
 
 from __future__ import annotations
 
-import torch
+from ..family import Family, RiflexK, RopeAxes, Timestep, TrainedGrid
+from ..rope_kinds.grid import GridKind
 
-from axialrope import rope_frequencies
+HUNYUAN_VIDEO = Family(
+    name="hunyuan-video",
+    title="HunyuanVideo",
+    classes=("HunyuanVideoTransformer3DModel",),
+    kind=GridKind(patch=("patch_size_t", "patch_size", "patch_size"), shape="s d"),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims="rope_axes_dim", theta="rope_theta"),
+    trained=(TrainedGrid(
+        (33, 45, 80),
+        "HunyuanVideo: 129 frames at 720 x 1280 px (HunyuanVideoPipeline's defaults, about 5 s at 24 fps); VAE 8x "
+        "spatial, 4x temporal ((129 - 1) / 4 + 1 = 33 latent frames), patch 2, temporal patch 1"),),
+    time=Timestep(1000.0, "HunyuanVideoPipeline passes sigma * 1000"),
+    rope_attr="rope",
+    rope_classes=("HunyuanVideoRotaryPosEmbed",),
+    # the authors' k is for HunyuanVideo's own temporal frequencies (16 channels, theta 256)
+    riflex=(RiflexK(4, "thu-ml/RIFLEx hunyuanvideo.py (N_k = 50)",
+                    when=(("rope_axes_dim", (16, 56, 56)), ("rope_theta", 256.0))),),
+    pipelines=("HunyuanVideoPipeline",),
+    test="test_families.py, test_extrapolation_tables.py",
+)
 
-from .base import ExtrapolatedRope, Family, grid_table, index_positions, plan_key
-
-
-class HunyuanVideoRope(ExtrapolatedRope):
-    """forward(hidden_states (b, c, f, h, w)) -> cos, sin (seq, sum(rope_dim)), as `HunyuanVideoRotaryPosEmbed`."""
-
-    def __init__(self, original, *args, **kwargs):
-        super().__init__(original, *args, **kwargs)
-        self.axes_dims = tuple(original.rope_dim)
-        self.theta = float(original.theta)
-        self.patch_size = (original.patch_size_t, original.patch_size, original.patch_size)
-
-    def planned_axes(self):
-        return [(d, self.theta) for d in self.axes_dims]
-
-    def forward(self, hidden_states: torch.Tensor):
-        grid = tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
-        plan = self.plan(grid)
-        if plan is None:
-            return self.original(hidden_states)
-        device = hidden_states.device
-
-        def build():
-            return grid_table(self.axes_dims, (self.theta,) * 3, plan.scalings, plan.logit_scale,
-                              index_positions(grid, device), full=True)
-
-        return self.cached((grid, device, plan_key(plan)), build)
-
-
-class HunyuanVideo(Family):
-    name = "hunyuan-video"
-    class_names = ("HunyuanVideoTransformer3DModel",)
-    video = True
-    rope_attr = "rope"
-    timestep_scale = 1000.0
-    published_riflex_index = 4
-
-    def published_riflex_index_for(self, transformer) -> int | None:
-        rope = transformer.rope  # the authors' k is for HunyuanVideo's own temporal frequencies
-        return self.published_riflex_index if (rope.rope_dim[0], float(rope.theta)) == (16, 256.0) else None
-
-    def temporal_inv_freq(self, transformer) -> torch.Tensor:
-        return rope_frequencies(transformer.rope.rope_dim[0], float(transformer.rope.theta))[0]
-
-    def make_rope(self, transformer, extrapolation, trained_grid, time, cache_size):
-        return HunyuanVideoRope(transformer.rope, extrapolation, trained_grid, time, cache_size)
+FAMILIES = (HUNYUAN_VIDEO,)

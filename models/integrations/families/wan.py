@@ -1,87 +1,50 @@
-"""Wan 2.1 / 2.2 (diffusers `WanTransformer3DModel`): `rope` (`WanRotaryPosEmbed`) replaced.
+"""Families with Wan's grid rope; see `rope_kinds/grid.py`.
 
-`WanRotaryPosEmbed(hidden_states)` with hidden_states (b, c, frames, h, w) returns cos, sin of
-shape (1, seq, 1, head_dim), each pair's value twice (WanAttnProcessor reads cos[..., 0::2] and
-sin[..., 1::2]); axes (t, y, x) get head_dim - 4 (head_dim // 6), 2 (head_dim // 6) and
-2 (head_dim // 6) channels, theta 10000, positions 0 .. n - 1 (precomputed up to
-rope_max_seq_len). The replacement builds the same format for any grid. Under context
-parallelism diffusers shards the rope's output, after this module ran on the whole grid.
-
-Time: WanPipeline passes the scheduler's timesteps, 0 .. 1000 (sigma * 1000): t = timestep / 1000;
-Wan 2.2's per-token timesteps (b, seq) count by their largest entry.
-
-RIFLEx publishes no k for Wan; `Family.riflex_index` derives it (the shortest period beyond the
-21 trained latent frames: k = 4 (1-based), N_k = 22 for head_dim 128).
+WanRotaryPosEmbed gives the time axis head_dim - 4 (head_dim // 6) channels and y, x 2 (head_dim // 6)
+each, theta 10000 (its default; WanTransformer3DModel passes none). Time: WanPipeline passes the
+scheduler's timesteps, sigma * 1000; Wan 2.2's per-token timesteps count by their largest entry.
+RIFLEx publishes no k for Wan: k is derived (4 for head_dim 128; RIFLEx's identify_k at the
+trained 21 latent frames gives the same).
 """
 
 from __future__ import annotations
 
-import torch
-from einops import rearrange
-
-from axialrope import rope_frequencies
-
-from .base import ExtrapolatedRope, Family, TrainedGrid, full_width, grid_table, index_positions, plan_key
-
-WAN_THETA = 10000.0  # WanRotaryPosEmbed's default; WanTransformer3DModel does not pass another
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..rope_kinds.grid import GridKind
 
 
-def wan_axes_dims(head_dim: int) -> tuple[int, int, int]:
+def wan_axes_dims(config) -> tuple[int, int, int]:
+    head_dim = int(config["attention_head_dim"])
     spatial = 2 * (head_dim // 6)
     return head_dim - 2 * spatial, spatial, spatial
 
 
-class WanRope(ExtrapolatedRope):
-    """forward(hidden_states (b, c, f, h, w)) -> cos, sin (1, seq, 1, head_dim), as `WanRotaryPosEmbed`."""
+WAN = Family(
+    name="wan",
+    title="Wan 2.1 / 2.2",
+    classes=("WanTransformer3DModel",),
+    kind=GridKind(patch=("patch_size",), shape="1 s 1 d"),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims=wan_axes_dims, theta=10000.0,
+                       theta_source="WanRotaryPosEmbed's default; WanTransformer3DModel passes none"),
+    trained=(
+        TrainedGrid(
+            (31, 22, 40),
+            "Wan 2.2 TI2V-5B model card: 121 frames at 704 x 1280 px (24 fps); Wan 2.2 VAE 16x spatial, 4x temporal "
+            "((121 - 1) / 4 + 1 = 31 latent frames), patch (1, 2, 2) = 32 px per token",
+            pipeline_default=(21, 15, 26),  # WanPipeline's 81 frames at 480 x 832 px through that VAE
+            when=(("in_channels", 48),), label="Wan 2.2 TI2V-5B, in_channels 48"),
+        TrainedGrid(
+            (21, 30, 52),
+            "Wan 2.1 T2V/I2V (480P), Wan 2.2 A14B: 81 frames at 480 x 832 px (WanPipeline's defaults); VAE 8x "
+            "spatial, 4x temporal ((81 - 1) / 4 + 1 = 21 latent frames), patch (1, 2, 2). The 14B models were also "
+            "trained at 720 x 1280: pass trained_grid=(21, 45, 80) for those"),
+    ),
+    time=Timestep(1000.0, "WanPipeline passes sigma * 1000"),
+    rope_attr="rope",
+    rope_classes=("WanRotaryPosEmbed",),
+    pipelines=("WanPipeline", "WanImageToVideoPipeline", "WanVideoToVideoPipeline"),
+    test="test_families.py, test_pipelines.py, test_model_settings.py, test_context_parallel.py",
+)
 
-    def __init__(self, original, *args, **kwargs):
-        super().__init__(original, *args, **kwargs)
-        self.axes_dims = wan_axes_dims(original.attention_head_dim)
-        self.patch_size = tuple(original.patch_size)
-
-    def planned_axes(self):
-        return [(d, WAN_THETA) for d in self.axes_dims]
-
-    def forward(self, hidden_states: torch.Tensor):
-        grid = tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
-        plan = self.plan(grid)
-        if plan is None:
-            return self.original(hidden_states)
-        device = hidden_states.device
-
-        def build():
-            tables = grid_table(self.axes_dims, (WAN_THETA,) * 3, plan.scalings, plan.logit_scale,
-                                index_positions(grid, device), full=True)
-            return tuple(rearrange(t, "s d -> 1 s 1 d") for t in tables)
-
-        return self.cached((grid, device, plan_key(plan)), build)
-
-
-class Wan(Family):
-    name = "wan"
-    class_names = ("WanTransformer3DModel",)
-    video = True
-    rope_attr = "rope"
-    timestep_scale = 1000.0
-
-    def trained_grid(self, transformer) -> TrainedGrid:
-        from ..trained_grids import TRAINED_GRIDS
-
-        # Wan 2.2's 5B TI2V model is the one with the 48-channel VAE
-        return TRAINED_GRIDS["wan-2.2-ti2v" if transformer.config.in_channels == 48 else "wan-2.1"]
-
-    def check(self, transformer) -> None:
-        super().check(transformer)
-        rope = transformer.rope
-        head_dim = rope.attention_head_dim
-        trained = torch.cat([rope_frequencies(d, WAN_THETA)[0] for d in wan_axes_dims(head_dim)])
-        # its precomputed table at position 1 holds each pair's frequency: it must be theta 10000's
-        expected = full_width(trained.cos().float())
-        if not torch.allclose(rope.freqs_cos[1].float().cpu(), expected, atol=1e-6):
-            raise ValueError("this WanRotaryPosEmbed was not built with theta 10000; the adapter assumes it")
-
-    def temporal_inv_freq(self, transformer) -> torch.Tensor:
-        return rope_frequencies(wan_axes_dims(transformer.rope.attention_head_dim)[0], WAN_THETA)[0]
-
-    def make_rope(self, transformer, extrapolation, trained_grid, time, cache_size):
-        return WanRope(transformer.rope, extrapolation, trained_grid, time, cache_size)
+FAMILIES = (WAN,)

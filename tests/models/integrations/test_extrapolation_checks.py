@@ -5,8 +5,9 @@ applied with diffusers' `apply_rotary_emb` (interleaved pairs, as every family's
 rotates) to tokens at integer coordinates of that grid. A method's gain (YaRN's temperature,
 DyPE-YaRN's 0.1 ln s + 1) scales q and k, not a rotation, so the checks see the table divided
 by it. Qwen-Image centres its positions and LTX-Video maps them to [-1, 1), so grid index 0
-is not position 0: the phase every token shares cancels in each logit and is divided out too. The precision checks need coordinates near 65536, a grid far larger than a
-table here; the core's float64 angles are checked for that in tests/core.
+is not position 0: the phase every token shares cancels in each logit and is divided out too.
+The precision checks need coordinates near 65536, a grid far larger than a table here; the core's
+float64 angles are checked for that in tests/core.
 """
 
 import pytest

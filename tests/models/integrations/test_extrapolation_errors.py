@@ -64,7 +64,7 @@ def test_riflex_on_an_image_model_is_a_value_error(tiny):
 
 def test_family_specific_options_and_configurations(tiny):
     wan = tiny.make_wan()
-    with pytest.raises(TypeError, match="for Flux only"):
+    with pytest.raises(TypeError, match="for FLUX.1 only"):
         apply_extrapolation(wan, "dype-yarn", shift_cap=True)
     with pytest.raises(ValueError, match="temporal_axis must be 0"):
         apply_extrapolation(wan, "riflex", temporal_axis=1)
@@ -78,6 +78,14 @@ def test_family_specific_options_and_configurations(tiny):
     with pytest.raises(ValueError, match="absolute positions"):
         apply_extrapolation(absolute, "pi")
     assert not hasattr(absolute, "_axialrope_extrapolation")
+    from diffusers import QwenImageTransformer2DModel
+
+    layered = QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
+                                          attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
+                                          axes_dims_rope=(4, 6, 6), use_layer3d_rope=True)
+    with pytest.raises(ValueError, match="only QwenEmbedRope"):
+        apply_extrapolation(layered, "pi")
+    assert not hasattr(layered, "_axialrope_extrapolation")
 
 
 def test_a_model_that_lost_its_module_is_not_restored_over(tiny):

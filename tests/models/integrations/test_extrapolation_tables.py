@@ -1,5 +1,6 @@
-"""Beyond the trained grid each family's tables follow each method's formula, rebuilt here per family
-in float64 from the formulas and the family's own positions and layout."""
+"""Family-specific tables: LTX-Video through the core's representation, the DyPE and RIFLEx authors'
+numbers on the real models' rope settings, per-axis scales, caching, context-parallel shards.
+(Every family's every method against its formula: test_families.py.)"""
 
 import math
 
@@ -7,147 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from axialrope import RopeScaling, rope_frequencies
+from axialrope import rope_frequencies
 from axialrope.models import apply_extrapolation
 
-METHODS = ["pi", "ntk", "yarn", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn"]
 T = 0.6  # the diffusion time of the tables under test
 
 
-def base_freqs(dim, theta):
-    return theta ** -(np.arange(0, dim, 2) / dim)
-
-
-def formula(method, dim, theta, s, trained, t, authors):
-    """One axis's (inverse frequencies per position unit, cos/sin gain) under `method`, from its formula."""
-    if s <= 1 or method == "none":
-        return base_freqs(dim, theta), 1.0
-    if method.startswith("kappa-"):  # this project's variant: the static method at s^(t^2)
-        return formula(method.removeprefix("kappa-"), dim, theta, s ** (t * t), trained, t, authors)
-    if method == "pi":
-        return base_freqs(dim, theta) / s, 1.0
-    if method == "ntk":
-        return base_freqs(dim, theta * s ** (dim / (dim - 2))), 1.0
-    if method == "dype-ntk":
-        return authors.dype_ntk(dim, theta, s, t), 1.0
-    if method == "dype-yarn":
-        return authors.dype_yarn(dim, theta, s, trained, t)
-    if method == "yarn":  # transformers' YaRN per axis (the core matches transformers in tests/core)
-        scaling = RopeScaling("yarn", factor=s, original_max_position_embeddings=trained, attention_factor=1.0)
-        return rope_frequencies(dim, theta, scaling)[0].numpy(), 1.0
-    raise AssertionError(method)
-
-
-def yarn_logit_scale(method, case, grid):
-    """VisionYaRN's temperature on the logits (from the token ratio), 1 for the other methods."""
-    if method not in ("yarn", "kappa-yarn"):
-        return 1.0
-    ratio = math.prod(max(1.0, n / tr) ** (T * T if method == "kappa-yarn" else 1) for n, tr in zip(grid, case.trained, strict=True))
-    return (0.1 * math.log(ratio) + 1) ** 2
-
-
-def interleaved(angles, gains):
-    """Per-axis angles (seq, pairs_a) and gains -> cos, sin (seq, 2 * pairs), each pair's value twice."""
-    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains, strict=True)], axis=-1).repeat(2, axis=-1)
-    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains, strict=True)], axis=-1).repeat(2, axis=-1)
-    return torch.from_numpy(cos).float(), torch.from_numpy(sin).float()
-
-
-def grid_indices(grid):
-    return np.stack(np.meshgrid(*[np.arange(n) for n in grid], indexing="ij"), -1).reshape(-1, len(grid)).astype(float)
-
-
-def expected_table(case, original, model, grid, method, authors, tiny):
-    """The family-format table of `grid` under `method` (original: the family's own rope module)."""
-    gain = math.sqrt(yarn_logit_scale(method, case, grid))
-    trained = case.trained
-    if case.name in ("flux", "qwen-image"):
-        dims, theta = original.axes_dim, float(original.theta)
-        per_axis = [formula("none", dims[0], theta, 1, 1, T, authors)] + [
-            formula(method, dims[a + 1], theta, grid[a] / trained[a], trained[a], T, authors) for a in range(2)]
-        if case.name == "flux":  # 3 text rows at 0, then the image's (0, y, x)
-            positions = np.concatenate([np.zeros((3, 3)), np.pad(grid_indices(grid), ((0, 0), (1, 0)))])
-        else:  # Qwen: frame 0 and centred y, x; then 5 text tokens on the diagonal after the image
-            yx = grid_indices(grid) - np.array([grid[0] - grid[0] // 2, grid[1] - grid[1] // 2])
-            text = max(grid[0] // 2, grid[1] // 2) + np.arange(5.0)
-            positions = np.concatenate([np.pad(yx, ((0, 0), (1, 0))), np.repeat(text[:, None], 3, axis=1)])
-        angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
-        cos, sin = interleaved(angles, [g * gain for _, g in per_axis])
-        if case.name == "qwen-image":
-            table = torch.complex(cos[:, ::2], sin[:, ::2])
-            return table[: math.prod(grid)], table[math.prod(grid):]
-        return cos, sin
-    if case.name == "ltx-video":
-        return expected_ltx(original, grid, trained, method, authors, gain, tiny.LTX_SCALE)
-    if case.name == "wan":
-        head = original.attention_head_dim
-        dims, theta = (head - 4 * (head // 6), 2 * (head // 6), 2 * (head // 6)), 10000.0
-    elif case.name == "hunyuan-video":
-        dims, theta = original.rope_dim, float(original.theta)
-    else:
-        head = model.config.attention_head_dim
-        dims, theta = (head // 4, head // 8 * 3, head // 8 * 3), 10000.0
-    per_axis = [formula(method, d, theta, n / tr, tr, T, authors) for d, n, tr in zip(dims, grid, trained, strict=True)]
-    angles = [grid_indices(grid)[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
-    cos, sin = interleaved(angles, [g * gain for _, g in per_axis])
-    if case.name == "wan":
-        return cos[None, :, None], sin[None, :, None]
-    if case.name == "cogvideox":  # every axis is scaled here (all are beyond the trained grid)
-        assert all(n > tr for n, tr in zip(grid, trained, strict=True))
-    return cos, sin
-
-
-def expected_ltx(original, grid, trained, method, authors, gain, scale):
-    """LTX-Video's own formula in float64, omega_i (2 g - 1), with each axis's omega scaled in LTX's terms."""
-    n, theta = original.dim // 6, float(original.theta)
-    omega = np.pi / 2 * theta ** (np.arange(n) / (n - 1))  # LTX's order: lowest frequency first
-    steps = [s * p / b for s, p, b in zip(scale, (original.patch_size_t, original.patch_size, original.patch_size),
-                                          (original.base_num_frames, original.base_height, original.base_width), strict=True)]
-    angles = []
-    for size, tr, step in zip(grid, trained, steps, strict=True):
-        s = size / tr
-        effective = s ** (T * T) if method.startswith("kappa-") else s
-        base = method.removeprefix("kappa-")
-        if base == "pi":
-            scaled = omega / effective
-        elif base in ("ntk", "dype-ntk"):  # NTK: the fastest pair kept, the slowest divided by s, geometric between
-            factor = effective ** (2 * T * T) if base == "dype-ntk" else effective
-            scaled = omega * factor ** (-(n - 1 - np.arange(n)) / (n - 1))
-        else:
-            raise AssertionError(method)
-        u = 2 * np.arange(size) * step - 1
-        angles.append(u[:, None] * scaled)
-    per_token = [angles[a][grid_indices(grid)[:, a].astype(int)] for a in range(3)]  # (seq, n) per axis
-    pairs = np.stack(per_token, axis=-1).reshape(len(per_token[0]), 3 * n)  # pair 3 i + axis
-    pad = original.dim % 6
-    cos = np.concatenate([np.full((pairs.shape[0], pad), 1.0), np.cos(pairs).repeat(2, -1)], -1) * gain
-    sin = np.concatenate([np.zeros((pairs.shape[0], pad)), np.sin(pairs).repeat(2, -1)], -1) * gain
-    return torch.from_numpy(cos).float()[None], torch.from_numpy(sin).float()[None]
-
-
-def _close(ours, expected):
-    for a, b in zip(ours, expected, strict=True):
-        assert a.shape == b.shape and a.dtype == b.dtype
-        torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
-
-
-@pytest.mark.parametrize("method", METHODS)
-def test_each_method_gives_its_formula_beyond_the_trained_grid(case, method, authors, tiny):
-    if case.name == "ltx-video" and method.removeprefix("kappa-") not in ("pi", "ntk", "dype-ntk"):
-        pytest.skip("LTX-Video's yarn bands are checked through the core representation (next test)")
-    model = case.make()
-    original = getattr(model, "pos_embed", None) or getattr(model, "rope", None)
-    grid = case.bigger()
-    plain = case.table(model, grid, T * case.timestep_scale)
-    handle = apply_extrapolation(model, method, trained_grid=case.trained)
-    ours = case.table(model, grid, T * case.timestep_scale)
-    handle.remove()
-    _close(ours, expected_table(case, original, model, grid, method, authors, tiny))
-    assert not all(torch.equal(a, b) for a, b in zip(ours, plain, strict=True))
-
-
 @pytest.mark.parametrize("method", ["yarn", "dype-yarn", "kappa-yarn", "riflex"])
-def test_ltx_tables_are_the_cores_axial_rope_in_ltx_order(method, tiny):
+def test_ltx_tables_are_the_cores_axial_rope_in_ltx_order(method, tiny, reference):
     """LTX-Video's angles omega_i (2 g - 1) are the core's RoPE with base theta^(n/(n-1)) at
     c = (pi/2) theta (2 g - 1); every method's table is that with the method's per-axis scalings."""
     from axialrope import AxialRotaryEmbedding
@@ -156,12 +24,12 @@ def test_ltx_tables_are_the_cores_axial_rope_in_ltx_order(method, tiny):
     original, trained, grid = model.rope, (3, 4, 4), (40, 8, 8)
     handle = apply_extrapolation(model, method, trained_grid=trained)
     ours = tiny.CASES["ltx-video"].table(model, grid, T * 1000)
-    rope = handle.rope
-    plan = handle.extrapolation.plan(trained, grid, T, token_spacing=rope._spacing)
-    handle.remove()
     n = original.dim // 6
     steps = [s * p / b for s, p, b in zip(tiny.LTX_SCALE, (1, 1, 1), (20, 2048, 2048), strict=True)]
-    g = torch.from_numpy(grid_indices(grid) * np.array(steps))
+    spacing = [math.pi * 10000.0 * step for step in steps]  # position units between neighbouring tokens
+    plan = handle.extrapolation.plan(trained, grid, T, token_spacing=spacing)
+    handle.remove()
+    g = torch.from_numpy(reference.grid_indices(grid) * np.array(steps))
     embedding = AxialRotaryEmbedding((2 * n,) * 3, theta=10000.0 ** (n / (n - 1)), scaling=list(plan.scalings))
     cos, sin = (t * math.sqrt(plan.logit_scale) for t in embedding(math.pi / 2 * 10000.0 * (2 * g - 1)))
     order = [a * n + (n - 1 - i) for i in range(n) for a in range(3)]
@@ -172,12 +40,13 @@ def test_ltx_tables_are_the_cores_axial_rope_in_ltx_order(method, tiny):
     assert method != "riflex" or any(s is not None for s in plan.scalings)
 
 
-def test_the_trained_ltx_angles_are_ltxs_own_formula(tiny, authors):
+def test_the_trained_ltx_angles_are_ltxs_own_formula(tiny, authors, reference):
     """At its trained grid the core representation reproduces LTX's float64 formula (LTX itself
     computes in float32, so its own table is only close)."""
     model = tiny.make_ltx()
     grid = (3, 4, 4)
-    expected = expected_ltx(model.rope, grid, grid, "pi", authors, 1.0, tiny.LTX_SCALE)  # s = 1: as trained
+    inputs = tiny.TINY["ltx-video"].inputs(model, grid, 0.0)
+    expected = reference.ltx_reference(tiny.FAMILY["ltx-video"], model, inputs, grid, grid, "none", 0.0, authors)
     own = tiny.CASES["ltx-video"].table(model, grid, 0.0)
     for a, b in zip(own, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=2e-3)  # float32 angles of up to (pi / 2) theta
@@ -202,7 +71,7 @@ def test_a_smaller_axis_keeps_its_trained_frequencies(tiny):
 
 @pytest.mark.parametrize("t", [1.0, 0.5, 0.1])
 @pytest.mark.parametrize("method", ["dype-yarn", "dype-ntk"])
-def test_flux_dype_tables_equal_the_authors_formula(method, t, authors, tiny):
+def test_flux_dype_tables_equal_the_authors_formula(method, t, authors, tiny, reference):
     """FLUX.1's rope (16, 56, 56), theta 10000, trained 64 x 64 tokens (the default), at 2x: DyPE's tables."""
     model = tiny.make_flux(head_dim=128, axes=(16, 56, 56), heads=1)
     handle = apply_extrapolation(model, method)
@@ -214,19 +83,19 @@ def test_flux_dype_tables_equal_the_authors_formula(method, t, authors, tiny):
     angles = []
     for axis, (dim, scale) in enumerate(((16, 1.0), (56, 2.0), (56, 1.5))):
         if axis == 0:
-            freqs, gain = base_freqs(16, 10000.0), 1.0
+            freqs, gain = reference.base_freqs(16, 10000.0), 1.0
         elif method == "dype-yarn":
             freqs, gain = authors.dype_yarn(dim, 10000.0, scale, 64, t)
         else:
             freqs, gain = authors.dype_ntk(dim, 10000.0, scale, t), 1.0
         angles.append((ids[:, axis, None].double().numpy() * freqs, gain))
-    expected = interleaved([a for a, _ in angles], [g for _, g in angles])
+    expected = reference.interleaved([a for a, _ in angles], [g for _, g in angles])
     torch.testing.assert_close(cos, expected[0], rtol=0, atol=1e-6)
     torch.testing.assert_close(sin, expected[1], rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("family", ["hunyuan-video", "cogvideox"])
-def test_riflex_uses_the_published_k_past_n_k_only(family, authors, tiny):
+def test_riflex_uses_the_published_k_past_n_k_only(family, authors, tiny, reference):
     """HunyuanVideo: k = 4, N_k = 50 (theta 256); CogVideoX-5B: k = 2, N_k = 20 (theta 10000); both on
     16 temporal channels, 1-based k, trained grids from the table (33 and 13 latent frames)."""
     k, n_k, theta = (4, 50, 256.0) if family == "hunyuan-video" else (2, 20, 10000.0)
@@ -240,13 +109,13 @@ def test_riflex_uses_the_published_k_past_n_k_only(family, authors, tiny):
     handle.remove()
     assert all(torch.equal(a, b) for a, b in zip(at_n_k, plain[n_k], strict=True))  # not past N_k: as trained
     frames = np.repeat(np.arange(n_k + 7.0), 4)[:, None]
-    expected = interleaved([frames * authors.riflex(16, theta, k, n_k + 7)], [1.0])
+    expected = reference.interleaved([frames * authors.riflex(16, theta, k, n_k + 7)], [1.0])
     for ours, before, reference in zip(longer, plain[n_k + 7], expected, strict=True):
         torch.testing.assert_close(ours[:, :16], reference, rtol=0, atol=1e-6)  # the temporal block
         torch.testing.assert_close(ours[:, 16:], before[:, 16:], rtol=0, atol=1e-6)  # spatial as trained
 
 
-def test_wan_riflex_k_follows_the_authors_rule(authors, tiny):
+def test_wan_riflex_k_follows_the_authors_rule(authors, tiny, reference):
     """RIFLEx publishes no k for Wan; identify_k at the trained 21 latent frames and the shortest
     period beyond them agree: k = 4, N_k = 22 for Wan's 44 temporal channels."""
     from axialrope.frequencies import riflex_index_beyond
@@ -258,22 +127,11 @@ def test_wan_riflex_k_follows_the_authors_rule(authors, tiny):
     assert handle.trained_grid == (21, 30, 52) and handle.extrapolation.riflex_index == 4
     table = tiny.CASES["wan"].table(model, (30, 1, 1), 900.0)
     handle.remove()
-    expected = interleaved([np.arange(30.0)[:, None] * authors.riflex(44, 10000.0, 4, 30)], [1.0])
+    expected = reference.interleaved([np.arange(30.0)[:, None] * authors.riflex(44, 10000.0, 4, 30)], [1.0])
     torch.testing.assert_close(table[0][0, :, 0, :44], expected[0], rtol=0, atol=1e-6)
 
 
 # -- time, cache, context parallelism --------------------------------------------------------------------------
-
-
-def test_the_timestep_is_read_per_family_convention(case):
-    model = case.make()
-    handle = apply_extrapolation(model, "dype-ntk", trained_grid=case.trained)
-    tables = {}
-    for t in (1.0, 0.25):
-        tables[t] = case.table(model, case.bigger(), t * case.timestep_scale)
-        assert handle.time.value() == pytest.approx(t, abs=1e-3)  # t = timestep / (its value at pure noise)
-    handle.remove()
-    assert not torch.equal(tables[1.0][0], tables[0.25][0])
 
 
 def test_tables_are_cached_per_grid_method_and_time(tiny):
@@ -328,7 +186,8 @@ def test_the_pre_hook_sees_the_whole_grid_before_a_context_parallel_split(tiny):
     ids, shard_table = captured[-1]
     handle.remove()
     rope_of_whole = apply_extrapolation(model, "pi", trained_grid=(4, 4))
-    full = model.pos_embed(torch.cat([torch.zeros(3, 3), tiny.flux_ids(8, 8)]))
+    text = tiny.TINY["flux"].inputs(model, (8, 8), 0.5)["txt_ids"].shape[0]
+    full = model.pos_embed(torch.cat([torch.zeros(text, 3), tiny.flux_ids(8, 8)]))
     rope_of_whole.remove()
-    assert ids.shape[0] == 3 + 32
-    assert all(torch.equal(s, f[: 3 + 32]) for s, f in zip(shard_table, full, strict=True))
+    assert ids.shape[0] == text + 32
+    assert all(torch.equal(s, f[: text + 32]) for s, f in zip(shard_table, full, strict=True))

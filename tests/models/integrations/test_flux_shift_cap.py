@@ -1,4 +1,5 @@
-"""DyPE's pipeline caps Flux's schedule shift (max_image_seq_len = image_seq_len); apply_extrapolation does too."""
+"""DyPE's pipeline caps Flux's schedule shift (max_image_seq_len = image_seq_len, so mu = max_shift);
+apply_extrapolation does too, for every image beyond the trained grid."""
 
 import pytest
 import torch
@@ -6,7 +7,7 @@ from diffusers import FluxPipeline
 from diffusers.pipelines.flux.pipeline_flux import calculate_shift
 
 from axialrope.models import apply_extrapolation
-from axialrope.models.integrations.families.flux import capped_shift
+from axialrope.models.integrations.shift_cap import capped_shift
 
 
 @pytest.fixture
@@ -16,13 +17,13 @@ def pipe(tiny_flux_folder):
     return pipe
 
 
-def timesteps(pipe, size):
-    """The timesteps the transformer is called with for one 3-step sample of size x size px."""
+def timesteps(pipe, size, width=None):
+    """The timesteps the transformer is called with for one 3-step sample of size x size (or width) px."""
     seen = []
     hook = pipe.transformer.register_forward_pre_hook(lambda m, a, kw: seen.append(float(kw["timestep"][0])),
                                                       with_kwargs=True)
     try:
-        pipe("a cat", height=size, width=size, num_inference_steps=3, max_sequence_length=8,
+        pipe("a cat", height=size, width=width or size, num_inference_steps=3, max_sequence_length=8,
              generator=torch.Generator().manual_seed(0), output_type="pt")
     finally:
         hook.remove()
@@ -37,6 +38,27 @@ def test_capped_shift_is_the_authors_mu_beyond_the_line_and_diffusers_own_before
     for seq_len in (16384, 65536):  # 2K and 4K: DyPE's pipeline computes mu with max_seq_len = seq_len
         assert capped_shift(calculate_shift(seq_len), config) == calculate_shift(seq_len, 256, seq_len, 0.5, 1.15)
     assert capped_shift(None, config) is None
+
+
+def test_a_non_square_size_beyond_the_trained_grid_is_capped_below_the_lines_end():
+    """512 x 1536 px is 32 x 96 tokens, 3072 of them, short of max_image_seq_len 4096: diffusers' mu is
+    0.977, DyPE's pipeline takes max_shift, 1.15. Within the trained 64 x 64 diffusers' mu stays."""
+    config = {"base_image_seq_len": 256, "max_image_seq_len": 4096, "base_shift": 0.5, "max_shift": 1.15}
+    mu = calculate_shift(32 * 96)
+    assert mu == pytest.approx(0.977, abs=1e-3)
+    assert capped_shift(mu, config, (32, 96), (64, 64)) == pytest.approx(1.15, abs=1e-12)
+    assert capped_shift(calculate_shift(48 * 64), config, (48, 64), (64, 64)) == calculate_shift(48 * 64)
+    assert capped_shift(mu, config) == mu  # without the grid only a mu beyond the line's end is capped
+
+
+def test_the_pipeline_caps_a_non_square_extrapolated_size(pipe):
+    wide, inside = timesteps(pipe, 4, 32), timesteps(pipe, 16, 8)  # 2 x 16 tokens (32, short of the tiny 64); 8 x 4
+    with apply_extrapolation(pipe, "dype-yarn", trained_grid=(8, 8)):
+        capped = timesteps(pipe, 4, 32)
+        assert timesteps(pipe, 16, 8) == inside  # within the trained grid: diffusers' own mu
+    expected = pipe.scheduler.__class__.from_config(pipe.scheduler.config)
+    expected.set_timesteps(sigmas=[1.0, 2 / 3, 1 / 3], mu=1.15)
+    assert capped == pytest.approx((expected.timesteps / 1000).tolist(), rel=1e-6) and capped != wide
 
 
 def test_dype_methods_cap_the_shift_by_default_and_remove_restores_it(pipe):

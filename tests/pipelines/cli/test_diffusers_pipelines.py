@@ -97,3 +97,24 @@ def test_the_highres_benchmark_runs_on_a_tiny_pipeline(tiny_wan_folder, tmp_path
     runpy.run_path(str(script), run_name="__main__")
     assert (tmp_path / "wan-32x32x9.png").is_file()
     assert (tmp_path / "wan.csv").read_text().count("\n") == 4  # header and three methods
+
+
+def test_the_cli_knows_every_registered_familys_own_options():
+    from axialrope.models.integrations.registry import FAMILIES
+    from axialrope.pipelines.cli.sample import FAMILY_OPTIONS
+
+    assert set(FAMILY_OPTIONS) == {option for family in FAMILIES for option in family.options()}
+
+
+@pytest.mark.parametrize("command", ["sample", "compare"])
+def test_a_folder_whose_transformer_is_of_no_registered_family_is_refused_before_loading(command, tmp_path, capsys):
+    import json
+
+    folder = tmp_path / "sd3"
+    folder.mkdir()
+    (folder / "model_index.json").write_text(json.dumps({"_class_name": "StableDiffusion3Pipeline",
+                                                         "transformer": ["diffusers", "SD3Transformer2DModel"]}))
+    code = main([command, "--model", str(folder), "--prompt", "a fox", "--out", str(tmp_path / "fox.png")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "SD3Transformer2DModel is of no registered family" in err and "FluxTransformer2DModel" in err
+    assert len(err.splitlines()) == 1

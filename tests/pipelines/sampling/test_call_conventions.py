@@ -3,6 +3,9 @@ output types through diffusers' processors, and clear errors for each."""
 
 from __future__ import annotations
 
+import inspect
+import io
+
 import numpy as np
 import PIL.Image
 import pytest
@@ -88,7 +91,8 @@ def test_callback_on_step_end_sees_every_step_and_may_replace_the_latents(pipe):
     def zero_at_the_end(p, step, timestep, callback_kwargs):
         return {"latents": torch.zeros_like(callback_kwargs["latents"])} if step == 2 else {}
 
-    latent = _run(pipe, class_labels=[0], num_inference_steps=3, callback_on_step_end=zero_at_the_end, output_type="latent")
+    latent = _run(pipe, class_labels=[0], num_inference_steps=3, callback_on_step_end=zero_at_the_end,
+                  output_type="latent")
     assert torch.equal(latent, torch.zeros(1, 3, 8, 8))
 
 
@@ -107,7 +111,8 @@ def test_diffusers_callback_objects_are_called_with_their_own_tensor_inputs(pipe
     "kwargs, error, match, model_calls",
     [
         (dict(latents=torch.randn(2, 3, 8, 8)), ValueError, r"latents must have shape \(1, 3, 8, 8\)", 0),
-        (dict(latents=torch.randn(1, 3, 16, 16)), ValueError, r"\(batch, channels, height, width\).*got \(1, 3, 16, 16\)", 0),
+        (dict(latents=torch.randn(1, 3, 16, 16)), ValueError,
+         r"\(batch, channels, height, width\).*got \(1, 3, 16, 16\)", 0),
         (dict(latents=torch.zeros(1, 3, 8, 8, dtype=torch.long)), ValueError, "floating-point tensor.*torch.int64", 0),
         (dict(latents=np.zeros((1, 3, 8, 8))), TypeError, "latents must be a torch.Tensor", 0),
         (dict(callback_on_step_end="print"), TypeError, "callback_on_step_end must be callable", 0),
@@ -131,3 +136,74 @@ def test_bad_latents_and_callbacks_get_clear_errors(pipe, kwargs, error, match, 
     finally:
         handle.remove()
     assert len(calls) == model_calls
+
+
+def test_the_arguments_come_in_diffusers_order_with_axialropes_own_last():
+    from diffusers import CogVideoXPipeline, FluxPipeline, StableDiffusion3Pipeline, WanPipeline
+
+    ours = list(inspect.signature(AxialDiTPipeline.__call__).parameters)[1:]
+    # diffusers' current pipelines agree on one order (its older DiTPipeline and DDPMPipeline predate it)
+    for peer in (StableDiffusion3Pipeline, FluxPipeline, CogVideoXPipeline, WanPipeline):
+        theirs = [name.replace("num_videos_per_prompt", "num_images_per_prompt")
+                  for name in inspect.signature(peer.__call__).parameters]
+        shared = [name for name in theirs if name in ours]
+        assert [name for name in ours if name in shared] == shared, peer.__name__
+    assert ours[-3:] == ["extrapolation", "entropy_scaling", "scheduler"]
+
+
+def test_check_inputs_passes_good_arguments_and_names_a_bad_one(pipe):
+    good = dict(class_labels=[0], height=8, width=8, num_frames=None, num_inference_steps=2, guidance_scale=2.0,
+                num_images_per_prompt=1, latents=None, output_type="pt", callback_on_step_end=None,
+                callback_on_step_end_tensor_inputs=["latents"], batch_size=1)
+    assert pipe.check_inputs(**good) is None
+    with pytest.raises(ValueError, match="height=9 is not divisible"):
+        pipe.check_inputs(**{**good, "height": 9})
+    with pytest.raises(ValueError, match="guidance_scale must be a finite number in"):
+        pipe.check_inputs(**{**good, "guidance_scale": 1e30})
+
+
+def test_the_progress_bar_counts_steps_and_closes(randomised):
+    model = create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=3)
+    pipe = AxialDiTPipeline.from_model(randomised(model))
+    pipe.set_progress_bar_config(file=io.StringIO())  # a bar that counts, shown nowhere
+    bars = []
+    original = pipe.progress_bar
+
+    def recording_bar(*args, **kwargs):
+        bars.append(original(*args, **kwargs))
+        return bars[-1]
+
+    pipe.progress_bar = recording_bar
+    _run(pipe, class_labels=[0], num_inference_steps=3)
+    _run(pipe, class_labels=[0], num_inference_steps=3, scheduler="heun")  # two model calls a step
+    assert [(bar.n, bar.total, bar.disable) for bar in bars] == [(3, 3, True), (3, 3, True)]  # closed: disabled
+
+
+def test_model_cpu_offload_samples_the_same_and_the_hooks_are_reset_after_each_call(randomised):
+    """diffusers refuses enable_model_cpu_offload() without an accelerator; with device="cpu" the hooks run here."""
+    model = create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=3)
+    plain = AxialDiTPipeline.from_model(randomised(model))
+    plain.set_progress_bar_config(disable=True)
+    expected = _run(plain, class_labels=[0, 2], guidance_scale=2.0)
+    offloaded = AxialDiTPipeline.from_model(plain.transformer)
+    offloaded.set_progress_bar_config(disable=True)
+    offloaded.enable_model_cpu_offload(device="cpu")
+    freed = []
+    free = offloaded.maybe_free_model_hooks
+    offloaded.maybe_free_model_hooks = lambda: (freed.append(1), free())[-1]
+    assert torch.equal(_run(offloaded, class_labels=[0, 2], guidance_scale=2.0), expected)
+    assert freed == [1]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_model_cpu_offload_on_cuda_moves_the_transformer_back_after_the_call(randomised):
+    model = create_dit("tiny", sample_size=8, patch_size=2, in_channels=3, num_classes=3)
+    pipe = AxialDiTPipeline.from_model(randomised(model))
+    pipe.set_progress_bar_config(disable=True)
+    on_cpu = _run(pipe, class_labels=[0, 2], guidance_scale=2.0)
+    pipe.enable_model_cpu_offload()
+    assert pipe._execution_device.type == "cuda"
+    offloaded = _run(pipe, class_labels=[0, 2], guidance_scale=2.0)
+    torch.testing.assert_close(offloaded, on_cpu, atol=2e-3, rtol=0)  # float32 on another device
+    assert {p.device.type for p in pipe.transformer.parameters()} == {"cpu"}  # offloaded again at the end

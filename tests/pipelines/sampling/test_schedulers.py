@@ -81,7 +81,8 @@ def test_a_named_scheduler_of_the_pipelines_own_class_is_the_same_sampler(model)
     pipe.set_progress_bar_config(disable=True)
     kwargs = dict(class_labels=[1], num_inference_steps=3, output_type="pt")
     plain = pipe(generator=torch.Generator().manual_seed(0), **kwargs).images
-    named = pipe(generator=torch.Generator().manual_seed(0), scheduler="FlowMatchEulerDiscreteScheduler", **kwargs).images
+    named = pipe(generator=torch.Generator().manual_seed(0), scheduler="FlowMatchEulerDiscreteScheduler",
+                 **kwargs).images
     assert torch.equal(plain, named)
     assert scheduler_name(pipe.scheduler) == "euler"
 

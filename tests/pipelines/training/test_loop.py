@@ -152,15 +152,16 @@ def test_a_video_run_starts_from_an_image_run_inflated(tmp_path):
 
     image_run = train_loop.train(tiny(tmp_path, max_steps=2, output_dir=str(tmp_path / "image")))
     image = DiT.from_pretrained(image_run.output_dir / "model_ema")
-    video = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"], init_from=str(tmp_path / "image" / "model_ema"),
+    video = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"],
+                 init_from=str(tmp_path / "image" / "model_ema"),
                  max_steps=1, learning_rate=1e-12, ema_decay=0)  # a step too small to move the weights
     result = train_loop.train(video)
     expected = train_loop.build_model(video, num_classes=6)
     inflate_from_image(image, expected)
     for name, tensor in expected.state_dict().items():
         torch.testing.assert_close(result.model.state_dict()[name], tensor, atol=1e-6, rtol=0, msg=name)
-    wider = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"], init_from=str(tmp_path / "image" / "model_ema"),
-                 model_size="mini", output_dir=str(tmp_path / "wider"))
+    wider = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"],
+                 init_from=str(tmp_path / "image" / "model_ema"), model_size="mini", output_dir=str(tmp_path / "wider"))
     with pytest.raises(ValueError, match="differ in hidden_size"):
         train_loop.train(wider)
     assert not (tmp_path / "wider").exists()
@@ -262,7 +263,8 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_weights(tmp_path, d
     def strip(records):
         return [(r["step"], r["loss"], r["lr"]) for r in records]
 
-    assert strip(read_loss_log(tmp_path / "killed" / "loss.jsonl")) == strip(read_loss_log(tmp_path / "straight" / "loss.jsonl"))
+    assert (strip(read_loss_log(tmp_path / "killed" / "loss.jsonl"))
+            == strip(read_loss_log(tmp_path / "straight" / "loss.jsonl")))
 
 
 def test_a_half_written_checkpoint_is_never_latest(tmp_path):

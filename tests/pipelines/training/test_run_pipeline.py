@@ -15,6 +15,7 @@ from safetensors.torch import load_file
 from axialrope.pipelines.cli import main
 from axialrope.pipelines.sampling.bundled import load_dit
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.sampling.runs import load_run_pipeline
 from axialrope.pipelines.training import loop as train_loop
 from axialrope.pipelines.training.config import TrainConfig
 
@@ -35,7 +36,8 @@ def _class_folders(root: Path) -> Path:
 def run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("runs")
     data = _class_folders(root / "data")
-    config = TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data), "output_dir": str(root / "run")})
+    config = TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data),
+                                    "output_dir": str(root / "run")})
     train_loop.train(config)
     return root / "run"
 
@@ -54,23 +56,33 @@ def test_a_run_leaves_a_pipeline_of_its_ema_weights_with_its_class_names(run):
     assert index["_class_name"] == "AxialDiTPipeline" and index["class_names"] == ["apple", "zebra"]
     assert index["objective"] == "flow"
     assert _weights(run / "pipeline" / "transformer").keys() == _weights(run / "model_ema").keys()
-    for loaded in (AxialDiTPipeline.from_pretrained(run / "pipeline"), AxialDiTPipeline.from_pretrained(run)):
-        assert loaded.config.class_names == ["apple", "zebra"] and _same(loaded.transformer, _weights(run / "model_ema"))
+    for loaded in (AxialDiTPipeline.from_pretrained(run / "pipeline"), load_run_pipeline(run)):
+        assert (loaded.config.class_names == ["apple", "zebra"]
+                and _same(loaded.transformer, _weights(run / "model_ema")))
     # the same without weights, from the start: what makes every checkpoint a pipeline
     assert not list((run / "pipeline-config").rglob("*.safetensors"))
     assert json.loads((run / "pipeline-config" / "model_index.json").read_text())["class_names"] == ["apple", "zebra"]
 
 
+def test_a_run_is_loaded_by_its_own_function_and_from_pretrained_names_it(run):
+    for part in (run, run / "checkpoints" / "checkpoint-000002", run / "model"):
+        with pytest.raises(ValueError, match="no model_index.json.*axialrope.pipelines.load_run_pipeline"):
+            AxialDiTPipeline.from_pretrained(part)
+    with pytest.raises(ValueError, match="no part of a training run"):
+        load_run_pipeline(run / "pipeline" / "transformer")
+
+
 def test_a_checkpoint_and_the_model_folders_load_as_pipelines(run):
     checkpoint = run / "checkpoints" / "checkpoint-000002"  # the last step: its EMA is model_ema's
-    from_checkpoint = AxialDiTPipeline.from_pretrained(checkpoint)
+    from_checkpoint = load_run_pipeline(checkpoint)
     assert from_checkpoint.config.class_names == ["apple", "zebra"]
     assert _same(from_checkpoint.transformer, _weights(run / "model_ema"))
     assert not _same(from_checkpoint.transformer, _weights(run / "model"))  # EMA, not the raw weights
-    assert _same(AxialDiTPipeline.from_pretrained(run / "model").transformer, _weights(run / "model"))
-    assert AxialDiTPipeline.from_pretrained(checkpoint, dtype=torch.bfloat16).transformer.dtype == torch.bfloat16
+    assert _same(load_run_pipeline(run / "model").transformer, _weights(run / "model"))
+    assert load_run_pipeline(checkpoint, dtype=torch.bfloat16).transformer.dtype == torch.bfloat16
     # --init-from reads the same weights
-    assert _same(load_dit(run), _weights(run / "model_ema")) and _same(load_dit(checkpoint), _weights(run / "model_ema"))
+    assert (_same(load_dit(run), _weights(run / "model_ema"))
+            and _same(load_dit(checkpoint), _weights(run / "model_ema")))
 
 
 def test_a_run_without_ema_uses_its_raw_weights(tmp_path):
@@ -79,11 +91,11 @@ def test_a_run_without_ema_uses_its_raw_weights(tmp_path):
     train_loop.train(config)
     run = tmp_path / "run"
     assert not (run / "model_ema").exists()
-    assert _same(AxialDiTPipeline.from_pretrained(run).transformer, _weights(run / "model"))
-    assert _same(AxialDiTPipeline.from_pretrained(run / "checkpoints" / "checkpoint-000001").transformer,
+    assert _same(load_run_pipeline(run).transformer, _weights(run / "model"))
+    assert _same(load_run_pipeline(run / "checkpoints" / "checkpoint-000001").transformer,
                  _weights(run / "model"))
     # procedural shapes: the shapes' names
-    assert AxialDiTPipeline.from_pretrained(run).config.class_names[:2] == ["circle", "triangle"]
+    assert load_run_pipeline(run).config.class_names[:2] == ["circle", "triangle"]
 
 
 def test_sample_takes_a_run_and_a_checkpoint(run, tmp_path, capsys):
@@ -108,10 +120,10 @@ def test_init_from_takes_a_checkpoint(run, tmp_path):
 def test_an_unfinished_run_samples_its_newest_checkpoint(run, tmp_path):
     unfinished = tmp_path / "unfinished"
     shutil.copytree(run, unfinished, ignore=shutil.ignore_patterns("pipeline", "model", "model_ema"))
-    assert _same(AxialDiTPipeline.from_pretrained(unfinished).transformer, _weights(run / "model_ema"))
+    assert _same(load_run_pipeline(unfinished).transformer, _weights(run / "model_ema"))
     shutil.rmtree(unfinished / "checkpoints")
     with pytest.raises(ValueError, match="training run with no weights yet"):
-        AxialDiTPipeline.from_pretrained(unfinished)
+        load_run_pipeline(unfinished)
 
 
 def test_a_run_from_before_pipelines_were_written_gets_a_clear_error(run, tmp_path, capsys):

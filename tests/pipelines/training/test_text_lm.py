@@ -39,7 +39,8 @@ def learning_rates(monkeypatch, **kwargs) -> list[float]:
     """The rate of every optimizer step of a 20-step run with lr 1."""
     seen = []
     step = torch.optim.AdamW.step
-    monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **k: (seen.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1])
+    monkeypatch.setattr(torch.optim.AdamW, "step",
+                        lambda self, *a, **k: (seen.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1])
     train_lm(tiny_model(), lambda step: LANGUAGE.training_batch(2, 16, random.Random(step)), steps=20, lr=1.0, **kwargs)
     return seen
 

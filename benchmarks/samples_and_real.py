@@ -1,0 +1,80 @@
+"""What the sampling benchmarks share: a method as a table row, a pipeline's samples with it, and the
+held-out real renders the samples are measured against (extrapolation.py, shape_recognition.py,
+guidance.py, video_motion.py import it).
+
+    samples = generate(pipe, Method("pi", entropy_scaling=True), labels, {"height": 64, "width": 64},
+                       steps=12, guidance=2.0, seed=0)                      # (n, 3, 64, 64) in [0, 1]
+    real, labels = real_images(12, 64, 64, REAL_SEED)                       # the same kind of scenes, held out
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from axialrope import Extrapolation
+from axialrope.pipelines.data.render import render_images, render_videos
+from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
+from axialrope.pipelines.data.textures import render_textures, sample_textures
+from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+
+REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from training (seed 0)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A row of the tables: an extrapolation method, optionally with entropy scaling."""
+
+    name: str
+    entropy_scaling: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.name + ("+entropy" if self.entropy_scaling else "")
+
+    @classmethod
+    def from_label(cls, label: str) -> Method:
+        return cls(label.removesuffix("+entropy"), label.endswith("+entropy"))
+
+    def extrapolation(self) -> Extrapolation:
+        return Extrapolation(self.name, entropy_scaling=self.entropy_scaling)
+
+
+def generate(pipe: AxialDiTPipeline, method: Method, labels: torch.Tensor, size: dict, steps: int, guidance: float,
+             seed: int) -> torch.Tensor:
+    """Samples in [0, 1] of `labels` (n,) at `size` (height, width, num_frames keywords; {}: the trained size):
+    images (n, 3, h, w) or videos (n, 3, t, h, w)."""
+    out = pipe(class_labels=labels.tolist(), num_inference_steps=steps, guidance_scale=guidance,
+               generator=torch.Generator().manual_seed(seed), extrapolation=method.extrapolation(),
+               output_type="pt", **size)
+    if out.frames is not None:
+        return out.frames.permute(0, 2, 1, 3, 4)  # (n, t, c, h, w) -> (n, c, t, h, w)
+    return out.images
+
+
+def real_images(count: int, height: int, width: int, seed: int, kind: str = "shapes",
+                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Items first .. first + count - 1 of a procedural family: (count, 3, h, w) in [0, 1], and their labels."""
+    indices = range(first, first + count)
+    if kind == "shapes":
+        scenes = sample_scenes(seed, indices)
+        return render_images(scenes, height, width), scenes.labels
+    textures = sample_textures(seed, indices)
+    return render_textures(textures, height, width), textures.labels
+
+
+def real_videos(count: int, frames: int, height: int, width: int, seed: int,
+                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(count, 3, t, h, w) renders in [0, 1] of scenes first .. first + count - 1, and their labels."""
+    scenes = sample_scenes(seed, range(first, first + count))
+    return render_videos(scenes, frames, height, width), scenes.labels
+
+
+def fastest_shift(lag: int, height: int, width: int) -> int:
+    """Pixels the fastest procedural shape can move along an axis in `lag` frames (shape persistence's max_shift)."""
+    return math.ceil(SceneConfig().speed[1] * lag * max(height, width))
+
+
+__all__ = ["FLOOR_SEED", "REAL_SEED", "Method", "fastest_shift", "generate", "real_images", "real_videos"]

@@ -1,0 +1,9 @@
+"""Kinds of rope module, one small module each; a family declaration names its kind.
+
+- `ids`: FluxPosEmbed and its copies (ids passed to the transformer).
+- `qwen`: QwenEmbedRope (image shapes; complex tables for images and text).
+- `grid`: ropes called with the latent video (Wan, HunyuanVideo).
+- `ltx`: LTX-Video's rope (omega (2 g - 1) over the inner dimension).
+- `pipeline_tables`: tables the pipeline builds and passes in (CogVideoX).
+`base` holds what they share.
+"""

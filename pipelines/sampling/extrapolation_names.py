@@ -1,0 +1,59 @@
+"""The extrapolation names that `AxialDiTPipeline(extrapolation=...)` and `axialrope sample --extrapolation` take.
+
+A name is a method of `axialrope.EXTRAPOLATION_METHODS` or "auto" (the pipeline's pick for the size), either
+with "+entropy" for entropy scaling: "yarn", "yarn+entropy", "auto", "auto+entropy".
+
+    make_extrapolation("yarn+entropy")                       # Extrapolation("yarn", entropy_scaling=True)
+    make_extrapolation("auto", auto=pipe_resolve)            # what pipe_resolve(entropy_scaling=False) returns
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from axialrope import Extrapolation
+
+AUTO = "auto"  # the name that picks a method from the pipeline's `default_extrapolation` for the requested size
+ENTROPY_SUFFIX = "+entropy"  # "NAME+entropy": the method with entropy scaling
+
+
+def is_auto(name: str | Extrapolation | None) -> bool:
+    """True for "auto" and "auto+entropy"."""
+    return isinstance(name, str) and name.removesuffix(ENTROPY_SUFFIX) == AUTO
+
+
+def make_extrapolation(
+    extrapolation: str | Extrapolation | None,
+    entropy_scaling: bool = False,
+    options: dict | None = None,
+    auto: Callable[..., Extrapolation] | None = None,
+) -> Extrapolation:
+    """An `Extrapolation` from a name (see the module docstring), an `Extrapolation` itself, or None ("none").
+
+    Args:
+        entropy_scaling: also scale attention logits (as "+entropy" does); with an `Extrapolation` it must
+            already have entropy_scaling set.
+        options: `Extrapolation` keyword arguments on top of the named method (beta_fast=16.0, ...).
+        auto: what "auto" resolves to, called as auto(entropy_scaling=bool); without it "auto" is refused
+            as an unknown method (a caller that cannot resolve it must not sample something else under its name).
+    """
+    if not isinstance(entropy_scaling, bool):
+        raise TypeError(f"entropy_scaling must be a bool, got {type(entropy_scaling).__name__}")
+    if isinstance(extrapolation, Extrapolation):
+        if entropy_scaling and not extrapolation.entropy_scaling:
+            raise ValueError("entropy_scaling=True with an Extrapolation: set entropy_scaling on the Extrapolation")
+        return dataclasses.replace(extrapolation, **options) if options else extrapolation
+    if extrapolation is None:
+        extrapolation = "none"
+    if not isinstance(extrapolation, str):
+        raise TypeError(f"extrapolation must be a method name or an axialrope.Extrapolation, got {extrapolation!r}")
+    name = extrapolation.removesuffix(ENTROPY_SUFFIX)
+    entropy_scaling = entropy_scaling or name != extrapolation
+    if name == AUTO and auto is not None:
+        resolved = auto(entropy_scaling=entropy_scaling)
+        return dataclasses.replace(resolved, **options) if options else resolved
+    return Extrapolation(name, entropy_scaling=entropy_scaling, **(options or {}))  # unknown names: ValueError
+
+
+__all__ = ["AUTO", "ENTROPY_SUFFIX", "is_auto", "make_extrapolation"]

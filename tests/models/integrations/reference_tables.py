@@ -1,0 +1,167 @@
+"""Each method's table written out in float64 from its formula, one function per rope kind.
+
+`axis_frequencies` is each method's formula for one axis (the authors' own for DyPE, from
+tests/conftest.py's `authors`); a rope kind's reference adds the family's positions and table
+format. A family of a covered kind needs nothing here; a new rope kind adds its function to
+`REFERENCES`. Loaded by conftest.py (tests are not a package).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from einops import rearrange
+
+from axialrope import RopeScaling, rope_frequencies
+
+
+def base_freqs(dim, theta):
+    return theta ** -(np.arange(0, dim, 2) / dim)
+
+
+def axis_frequencies(method, dim, theta, s, trained, t, authors):
+    """One axis's (inverse frequencies per position unit, cos/sin gain) under `method`, from its formula."""
+    if s <= 1 or method == "none":
+        return base_freqs(dim, theta), 1.0
+    if method.startswith("kappa-"):  # this project's variant: the static method at s^(t^2)
+        return axis_frequencies(method.removeprefix("kappa-"), dim, theta, s ** (t * t), trained, t, authors)
+    if method == "pi":
+        return base_freqs(dim, theta) / s, 1.0
+    if method == "ntk":
+        return base_freqs(dim, theta * s ** (dim / (dim - 2))), 1.0
+    if method == "dype-ntk":
+        return authors.dype_ntk(dim, theta, s, t), 1.0
+    if method == "dype-yarn":
+        return authors.dype_yarn(dim, theta, s, trained, t)
+    if method == "yarn":  # transformers' YaRN per axis (the core matches transformers in tests/core)
+        scaling = RopeScaling("yarn", factor=s, original_max_position_embeddings=trained, attention_factor=1.0)
+        return rope_frequencies(dim, theta, scaling)[0].numpy(), 1.0
+    raise AssertionError(method)
+
+
+def yarn_logit_scale(method, trained, grid, t):
+    """VisionYaRN's temperature on the logits (from the token ratio), 1 for the other methods."""
+    if method not in ("yarn", "kappa-yarn"):
+        return 1.0
+    power = t * t if method == "kappa-yarn" else 1
+    ratio = math.prod(max(1.0, n / tr) ** power for n, tr in zip(grid, trained, strict=True))
+    return (0.1 * math.log(ratio) + 1) ** 2
+
+
+def interleaved(angles, gains):
+    """Per-axis angles (seq, pairs_a) and gains -> cos, sin (seq, 2 * pairs), each pair's value twice."""
+    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains, strict=True)], axis=-1).repeat(2, axis=-1)
+    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains, strict=True)], axis=-1).repeat(2, axis=-1)
+    return torch.from_numpy(cos).float(), torch.from_numpy(sin).float()
+
+
+def grid_indices(grid):
+    return np.stack(np.meshgrid(*[np.arange(n) for n in grid], indexing="ij"), -1).reshape(-1, len(grid)).astype(float)
+
+
+def _per_axis(family, config, method, grid, trained, t, authors):
+    """(frequencies, gain) per rope axis: reference axes as trained, the others by the method."""
+    dims, theta = family.rope_axes.resolve(config)
+    planned = {axis: i for i, axis in enumerate(family.planned_axes)}
+    out = []
+    for axis, dim in enumerate(dims):
+        if axis in planned:
+            i = planned[axis]
+            out.append(axis_frequencies(method, dim, theta, grid[i] / trained[i], trained[i], t, authors))
+        else:
+            out.append((base_freqs(dim, theta), 1.0))
+    return out
+
+
+def ids_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """FluxPosEmbed's format at the ids the transformer was given (text ids, then image ids)."""
+    t = family.time.to_t(timestep)
+    kind = family.kind
+    positions = torch.cat([inputs[kind.text_ids], inputs[kind.image_ids]]).double().numpy()
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    return interleaved(angles, [g * gain for _, g in per_axis])
+
+
+def qwen_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """QwenEmbedRope's complex (image, text) tables: frame 0, centred y and x, text on the diagonal after
+    the image; the dype-* methods as DyPE's Qwen code (text as trained, t = 1 - timestep / 1000)."""
+    authors_qwen = method.startswith("dype-")
+    t = min(max(1 - timestep / 1000, 0.0), 1.0) if authors_qwen else family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    trained_axes = _per_axis(family, model.config, "none", grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    yx = grid_indices(grid) - np.array([grid[0] - grid[0] // 2, grid[1] - grid[1] // 2])
+    image = np.pad(yx, ((0, 0), (1, 0)))
+    text = np.repeat((max(grid[0] // 2, grid[1] // 2) + np.arange(5.0))[:, None], 3, axis=1)
+    tables = []
+    for where, axes, g in ((image, per_axis, gain), (text, trained_axes if authors_qwen else per_axis,
+                                                     1.0 if authors_qwen else gain)):
+        cos, sin = interleaved([where[:, a, None] * f for a, (f, _) in enumerate(axes)], [x * g for _, x in axes])
+        tables.append(torch.complex(cos[:, ::2], sin[:, ::2]))
+    return tuple(tables)
+
+
+def grid_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """A grid rope's format: positions 0 .. n - 1 per axis, row-major, in the kind's shape."""
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    angles = [grid_indices(grid)[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    cos, sin = interleaved(angles, [g * gain for _, g in per_axis])
+    shape = getattr(family.kind, "shape", "s d")
+    return rearrange(cos, f"s d -> {shape}"), rearrange(sin, f"s d -> {shape}")
+
+
+def ltx_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """LTX-Video's own formula in float64, omega_i (2 g - 1), each axis's omega scaled in LTX's terms
+    (pi, ntk, dype-ntk and their kappa- variants; the banded methods are checked through the core)."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    dim = config.num_attention_heads * config.attention_head_dim
+    n, theta = dim // 6, 10000.0
+    omega = np.pi / 2 * theta ** (np.arange(n) / (n - 1))  # LTX's order: lowest frequency first
+    patches = (config.patch_size_t, config.patch_size, config.patch_size)
+    scale = inputs["rope_interpolation_scale"]
+    steps = [s * p / b for s, p, b in zip(scale, patches, family.kind.bases, strict=True)]
+    angles = []
+    for size, tr, step in zip(grid, trained, steps, strict=True):
+        s = size / tr
+        effective = s ** (t * t) if method.startswith("kappa-") else s
+        base = method.removeprefix("kappa-")
+        if base == "none" or effective <= 1:
+            scaled = omega
+        elif base == "pi":
+            scaled = omega / effective
+        elif base in ("ntk", "dype-ntk"):  # NTK: the fastest pair kept, the slowest divided by s, geometric between
+            factor = effective ** (2 * t * t) if base == "dype-ntk" else effective
+            scaled = omega * factor ** (-(n - 1 - np.arange(n)) / (n - 1))
+        else:
+            raise AssertionError(method)
+        angles.append((2 * np.arange(size) * step - 1)[:, None] * scaled)
+    per_token = [angles[a][grid_indices(grid)[:, a].astype(int)] for a in range(3)]  # (seq, n) per axis
+    pairs = np.stack(per_token, axis=-1).reshape(len(per_token[0]), 3 * n)  # pair 3 i + axis
+    pad = dim % 6
+    cos = np.concatenate([np.full((pairs.shape[0], pad), 1.0), np.cos(pairs).repeat(2, -1)], -1)
+    sin = np.concatenate([np.zeros((pairs.shape[0], pad)), np.sin(pairs).repeat(2, -1)], -1)
+    return torch.from_numpy(cos).float()[None], torch.from_numpy(sin).float()[None]
+
+
+LTX_CHECKED_METHODS = ("none", "pi", "ntk", "dype-ntk", "kappa-pi", "kappa-ntk")
+
+
+def reference_for(kind) -> callable:
+    """The reference function of a rope kind (by its class name)."""
+    return REFERENCES[type(kind).__name__]
+
+
+REFERENCES = {
+    "IdsKind": ids_reference,
+    "QwenKind": qwen_reference,
+    "GridKind": grid_reference,
+    "PipelineTablesKind": grid_reference,  # every axis beyond its trained length: token-index positions
+    "LTXKind": ltx_reference,
+}

@@ -1,0 +1,240 @@
+"""Tiny random configs of the registered families, built from the classes' own constructors.
+
+`TINY[family name]` is a `Tiny`: `make()` builds the model (seeded, eval mode, milliseconds on the
+CPU) and `inputs(model, grid, timestep)` gives its forward keyword arguments for a token grid.
+Adding a family to the test harness (test_families.py) is one entry here. Loaded by conftest.py
+and by the context-parallel worker (a plain module: tests are not a package).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Tiny:
+    """make(): the model. inputs(model, grid, timestep): forward kwargs. trained: the tiny trained grid."""
+
+    make: Callable
+    inputs: Callable
+    trained: tuple[int, ...]
+
+
+def generator(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def flux_ids(h: int, w: int, text: int = 0) -> torch.Tensor:
+    """Flux's ids: text rows at 0, then the (y, x) grid (axis 0 = 0)."""
+    ids = torch.zeros(h, w, 3)
+    ids[..., 1] = torch.arange(h)[:, None]
+    ids[..., 2] = torch.arange(w)[None, :]
+    return torch.cat([torch.zeros(text, 3), ids.reshape(-1, 3)])
+
+
+def run(model, tiny: Tiny, grid, timestep) -> torch.Tensor:
+    """The model's output on a grid, every output tensor flattened into one."""
+    with torch.no_grad():
+        output = model(**tiny.inputs(model, grid, timestep), return_dict=False)
+    flat = []
+
+    def collect(value):
+        if torch.is_tensor(value):
+            flat.append(value.flatten())
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                collect(item)
+
+    collect(output)
+    return torch.cat(flat)
+
+
+# -- FluxPosEmbed kind ------------------------------------------------------------------------------------------
+
+
+def make_flux(head_dim=16, axes=(4, 6, 6), heads=2):
+    from diffusers import FluxTransformer2DModel
+
+    torch.manual_seed(0)
+    return FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
+                                  attention_head_dim=head_dim, num_attention_heads=heads, joint_attention_dim=8,
+                                  pooled_projection_dim=8, axes_dims_rope=axes).eval()
+
+
+FLUX_TEXT = 4  # text tokens (an even count: context parallelism splits them over two ranks)
+
+
+def flux_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
+                pooled_projections=torch.randn(1, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                img_ids=flux_ids(h, w), txt_ids=torch.zeros(FLUX_TEXT, 3))
+
+
+def without_zero_init(model):
+    """ControlNets start with zero output layers (their output would not depend on the rope): fill them."""
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if not parameter.any():
+                parameter.normal_(std=0.1, generator=generator(2))
+    return model
+
+
+def make_flux_controlnet():
+    from diffusers import FluxControlNetModel
+
+    torch.manual_seed(0)
+    return without_zero_init(FluxControlNetModel(
+        patch_size=1, in_channels=4, num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=8, pooled_projection_dim=8, axes_dims_rope=(4, 6, 6)).eval())
+
+
+def flux_controlnet_inputs(model, grid, timestep):
+    inputs = flux_inputs(model, grid, timestep)
+    inputs["controlnet_cond"] = torch.randn(inputs["hidden_states"].shape, generator=generator(1))
+    return inputs
+
+
+# -- QwenEmbedRope kind -----------------------------------------------------------------------------------------
+
+
+def make_qwen():
+    from diffusers import QwenImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
+                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
+                                       axes_dims_rope=(4, 6, 6)).eval()
+
+
+def qwen_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, h * w, 16, generator=g),
+                encoder_hidden_states=torch.randn(1, 5, 16, generator=g),
+                encoder_hidden_states_mask=torch.ones(1, 5, dtype=torch.long), timestep=torch.tensor([float(timestep)]),
+                img_shapes=[[(1, h, w)]])
+
+
+def make_qwen_controlnet():
+    from diffusers import QwenImageControlNetModel
+
+    torch.manual_seed(0)
+    return without_zero_init(QwenImageControlNetModel(
+        patch_size=2, in_channels=16, out_channels=4, num_layers=1, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=16, axes_dims_rope=(4, 6, 6)).eval())
+
+
+def qwen_controlnet_inputs(model, grid, timestep):
+    inputs = qwen_inputs(model, grid, timestep)
+    inputs["controlnet_cond"] = torch.randn(inputs["hidden_states"].shape, generator=generator(1))
+    return inputs
+
+
+# -- grid kind ------------------------------------------------------------------------------------------------
+
+
+def make_wan(head_dim=12):
+    from diffusers import WanTransformer3DModel
+
+    torch.manual_seed(0)
+    return WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=head_dim,
+                                 in_channels=4, out_channels=4, text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1,
+                                 rope_max_seq_len=64).eval()
+
+
+def wan_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+
+
+def make_hunyuan():
+    from diffusers import HunyuanVideoTransformer3DModel
+
+    torch.manual_seed(0)
+    return HunyuanVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=1, attention_head_dim=32,
+                                          num_layers=1, num_single_layers=1, num_refiner_layers=1, patch_size=1,
+                                          patch_size_t=1, text_embed_dim=16, pooled_projection_dim=8,
+                                          rope_axes_dim=(16, 8, 8)).eval()
+
+
+def hunyuan_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, t, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 16, generator=g),
+                encoder_attention_mask=torch.ones(1, 3, dtype=torch.long),
+                pooled_projections=torch.randn(1, 8, generator=g), guidance=torch.tensor([3.0]))
+
+
+# -- pipeline tables kind -------------------------------------------------------------------------------------
+
+
+def make_cogvideox():
+    from diffusers import CogVideoXTransformer3DModel
+
+    torch.manual_seed(0)
+    return CogVideoXTransformer3DModel(num_attention_heads=1, attention_head_dim=64, in_channels=4, out_channels=4,
+                                       time_embed_dim=4, text_embed_dim=8, num_layers=1, sample_width=8,
+                                       sample_height=8, sample_frames=9, patch_size=2, temporal_compression_ratio=4,
+                                       max_text_seq_length=4, use_rotary_positional_embeddings=True).eval()
+
+
+def cogvideox_pipeline_table(model, grid):
+    """The table CogVideoXPipeline passes, from its own method (VAE factor 8)."""
+    from diffusers import CogVideoXPipeline
+
+    t, h, w = grid
+    pipe = types.SimpleNamespace(vae_scale_factor_spatial=8, transformer=model)
+    p = model.config.patch_size
+    return CogVideoXPipeline._prepare_rotary_positional_embeddings(pipe, 8 * p * h, 8 * p * w, t, torch.device("cpu"))
+
+
+def cogvideox_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, t, 4, 2 * h, 2 * w, generator=g),
+                encoder_hidden_states=torch.randn(1, 4, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                image_rotary_emb=cogvideox_pipeline_table(model, grid))
+
+
+# -- LTX-Video kind -------------------------------------------------------------------------------------------
+
+LTX_SCALE = (8 / 25, 32, 32)  # LTXPipeline's rope_interpolation_scale at 25 fps
+
+
+def make_ltx():
+    from diffusers import LTXVideoTransformer3DModel
+
+    torch.manual_seed(0)
+    return LTXVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=16,
+                                      cross_attention_dim=32, num_layers=1, caption_channels=8).eval()
+
+
+def ltx_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, t * h * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_attention_mask=torch.ones(1, 3, dtype=torch.long), num_frames=t, height=h, width=w,
+                rope_interpolation_scale=LTX_SCALE)
+
+
+TINY: dict[str, Tiny] = {
+    "flux": Tiny(make_flux, flux_inputs, (4, 4)),
+    "flux-controlnet": Tiny(make_flux_controlnet, flux_controlnet_inputs, (4, 4)),
+    "qwen-image": Tiny(make_qwen, qwen_inputs, (4, 4)),
+    "qwen-image-controlnet": Tiny(make_qwen_controlnet, qwen_controlnet_inputs, (4, 4)),
+    "wan": Tiny(make_wan, wan_inputs, (3, 4, 4)),
+    "hunyuan-video": Tiny(make_hunyuan, hunyuan_inputs, (3, 4, 4)),
+    "cogvideox": Tiny(make_cogvideox, cogvideox_inputs, (3, 4, 4)),
+    "ltx-video": Tiny(make_ltx, ltx_inputs, (3, 4, 4)),
+}
