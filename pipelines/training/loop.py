@@ -325,12 +325,19 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
     objective = make_objective(config.objective, config.timestep_sampling)
 
     # nothing was written before this point
+    refused = None
     if accelerator.is_main_process:
         if config.overwrite_output_dir:
             cleared = clear_run(output)
             if cleared:
                 accelerator.print(f"overwrite_output_dir: deleted the previous run's {', '.join(cleared)}")
-        _check_disk(unwrapped, config, output)
+        try:
+            _check_disk(unwrapped, config, output)
+        except ValueError as error:
+            refused = error
+    if not _all_agree(accelerator, refused is None):
+        raise refused or ValueError(f"output_dir {str(output)!r}: the main process found no room on its disk")
+    if accelerator.is_main_process:
         if resumed is not None:  # the finished run's pipeline/ is out of date now: the newest checkpoint serves
             remove_tree(output / "pipeline")
         config.save(output / "config.yaml")

@@ -24,6 +24,7 @@ from .checkpoints import list_checkpoints
 # what a run writes into its folder (see loop.py); a folder holding any of these holds a run
 RUN_FILES = ("config.yaml", "loss.jsonl", "loss.png", "samples.png", "checkpoints", "model", "model_ema", "pipeline",
              "pipeline-config")
+FINISHED_FILES = ("model", "model_ema", "pipeline", "samples.png", "loss.png")  # written at a run's end
 LOCK_FILE = ".axialrope-train.lock"
 
 
@@ -39,17 +40,25 @@ def run_files(folder: str | Path) -> list[str]:
 
 def check_run_start(config) -> None:
     """RunFolderError unless `config` may start in its output_dir: a fresh start needs a folder without a
-    run (or --overwrite-output-dir); a resume from a named checkpoint of a folder holding a run must name
-    that run's newest checkpoint, since resuming an older one would mix two histories of the run."""
+    run (or --overwrite-output-dir); --resume latest without a checkpoint starts from step 0 only where the
+    run never finished (nothing of its end would be lost); a named checkpoint must be the newest of the
+    folder's run, since resuming an older one would mix two histories of the run."""
     folder, found = Path(config.output_dir), run_files(config.output_dir)
     if config.resume is None and not config.overwrite_output_dir and found:
         raise RunFolderError(
             f"output_dir {str(folder)!r} holds a training run ({', '.join(found)}): continue it with --resume "
             "latest, or start over with --overwrite-output-dir (which deletes these files), or choose another "
             "--output-dir")
+    ours = list_checkpoints(folder / "checkpoints")
+    finished = [name for name in found if name in FINISHED_FILES]
+    if config.resume == "latest" and not ours and finished:
+        raise RunFolderError(
+            f"resume latest: output_dir {str(folder)!r} holds a finished run ({', '.join(finished)}) but no checkpoint "
+            "to continue it from; start over with --overwrite-output-dir (which deletes it), or choose another "
+            "--output-dir")
     if config.resume in (None, "latest") or not found:
         return
-    named, ours = Path(config.resume), list_checkpoints(folder / "checkpoints")
+    named = Path(config.resume)
     if not ours:
         raise RunFolderError(f"output_dir {str(folder)!r} holds a run ({', '.join(found)}) that checkpoint "
                              f"{config.resume!r} is not part of: resume into an empty --output-dir")

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -224,6 +225,8 @@ CLI_CASES = [
                  id="train-resume-with-another-batch-size"),
     pytest.param(lambda k: k.run_argv(k.run(), "--resume", "latest", "--seed", "7"), "--seed",
                  id="train-resume-with-another-seed"),
+    pytest.param(lambda k: (f := k.run(), shutil.rmtree(f / "checkpoints"), k.run_argv(f, "--resume", "latest"))[-1],
+                 "no checkpoint to continue it from", id="train-resume-a-finished-run-without-checkpoints"),
     pytest.param(lambda k: (f := k.run(), k.run_argv(f, "--resume", str(f / "checkpoints" / "checkpoint-000001")))[-1],
                  "newest checkpoint is checkpoint-000002", id="train-resume-an-older-checkpoint"),
     pytest.param(lambda k: (f := k.run(), g := k.run("other"), k.run_argv(
