@@ -26,7 +26,7 @@ from axialrope import Extrapolation
 from axialrope.validation import is_int
 
 from .family import Family
-from .registry import FAMILIES, family_of, methods_for
+from .registry import FAMILIES, family_of, methods_for, refusal
 from .rope_kinds.base import CallState, ExtrapolatedRope, RopeSetup, StepTime, argument, pop_call, push_call
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
@@ -259,7 +259,7 @@ def _check_model(model: nn.Module, family: Family, config: Mapping) -> None:
 
 def _trained_grid(family: Family, config: Mapping, trained_grid) -> tuple[int, ...]:
     n_axes = len(family.planned_axes)
-    axes = "(t, h, w)" if family.video else "(h, w)"
+    axes = "(t, h, w)" if family.temporal_axis is not None else "(h, w)"
     if trained_grid is None:
         return tuple(family.trained_grid(config).grid)
     if isinstance(trained_grid, (str, bytes)) or not isinstance(trained_grid, Sequence):
@@ -272,10 +272,11 @@ def _trained_grid(family: Family, config: Mapping, trained_grid) -> tuple[int, .
 
 
 def _check_method(family: Family, extrapolation: Extrapolation) -> None:
-    if extrapolation.method not in methods_for(family):
-        kind = "riflex extrapolates video length; " if extrapolation.method == "riflex" else ""
-        raise ValueError(f"{kind}{family.title} is an image model: its methods are {', '.join(methods_for(family))}")
-    if family.video and extrapolation.temporal_axis != family.temporal_axis:
+    reason = refusal(family, extrapolation.method, extrapolation.entropy_scaling)
+    if reason is not None:
+        entropy = " (without entropy scaling)" if family.attention == "linear" else ""
+        raise ValueError(f"{reason}: its methods are {', '.join(methods_for(family))}{entropy}")
+    if family.temporal_axis is not None and extrapolation.temporal_axis != family.temporal_axis:
         raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be {family.temporal_axis}, "
                          f"got {extrapolation.temporal_axis}")
 

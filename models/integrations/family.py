@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 ROLES = ("temporal", "spatial", "reference")  # reference: an index axis (text, reference images) kept as trained
+# softmax: a gain on the tables scales the logits; linear: it would scale the attention's output (no softmax)
+ATTENTIONS = ("softmax", "linear")
 
 
 def _normal(value):
@@ -101,6 +103,9 @@ class Family:
         riflex: published ks (first match wins; none matching: k derived); requires: config entries
             the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
             with their option (Flux's shift cap); pipelines, test: for the docs.
+        attention: "softmax", or "linear" where the rope rotates a linear attention's q and k (a gain
+            on the tables would scale its output). makes_video: the pipeline's output is video (default:
+            a temporal axis); no_time_axis: why riflex does not apply (default: an image model).
     """
 
     name: str
@@ -119,10 +124,15 @@ class Family:
     requires: tuple[tuple[str, object], ...] = ()
     requires_reason: str = ""
     extras: tuple = ()
+    attention: str = "softmax"
+    makes_video: bool | None = None
+    no_time_axis: str = "is an image model"
 
     def __post_init__(self):
         if any(role not in ROLES for role in self.axes):
             raise ValueError(f"{self.name}: axis roles must be among {ROLES}, got {self.axes}")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"{self.name}: attention must be one of {ATTENTIONS}, got {self.attention!r}")
         for grid in self.trained:
             if len(grid.grid) != len(self.planned_axes):
                 raise ValueError(f"{self.name}: trained grid {grid.grid} must have one size per temporal or "
@@ -135,7 +145,8 @@ class Family:
 
     @property
     def video(self) -> bool:
-        return "temporal" in self.axes
+        """Whether the family's pipelines make video (riflex needs a temporal axis: `temporal_axis`)."""
+        return "temporal" in self.axes if self.makes_video is None else self.makes_video
 
     @property
     def temporal_axis(self) -> int | None:

@@ -4,7 +4,8 @@
     python -m axialrope.models.integrations.family_table               # print it
 
 One row per family: its classes, rope kind, trained grids, the pipeline's default grid where it
-differs, the methods that apply and the test that covers it; then where each grid comes from.
+differs, the methods that apply and the test that covers it; then where each grid comes from, and
+the classes no family reaches with their reasons.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from axialrope import EXTRAPOLATION_METHODS
 
 from .family import Family, describe_when
-from .registry import FAMILIES, methods_for
+from .registry import FAMILIES, UNREACHED, methods_for
 
 TABLE_BEGIN, TABLE_END = "<!-- families: begin -->", "<!-- families: end -->"
 
@@ -28,8 +29,9 @@ def _grid(grid) -> str:
 
 def _methods(family: Family) -> str:
     applying = methods_for(family)
-    return "all" if len(applying) == len(EXTRAPOLATION_METHODS) else "all but " + ", ".join(
+    text = "all" if len(applying) == len(EXTRAPOLATION_METHODS) else "all but " + ", ".join(
         m for m in EXTRAPOLATION_METHODS if m not in applying)
+    return text + " (no entropy scaling)" if family.attention == "linear" else text
 
 
 def markdown_table() -> str:
@@ -53,7 +55,10 @@ def markdown_table() -> str:
         classes = ", ".join(f"`{name}`" for name in family.classes)
         lines.append(f"| {family.title} | {classes} | {family.kind.title} | {'; '.join(grids)} | "
                      f"{'; '.join(defaults) or 'same'} | {_methods(family)} | {family.test} |")
-    return "\n".join(lines) + "\n\nWhere the trained grids come from:\n\n" + "\n".join(sources) + "\n"
+    unreached = [f"- `{name}`: {reason}." for name, reason in UNREACHED.items()]
+    text = "\n".join(lines) + "\n\nWhere the trained grids come from:\n\n" + "\n".join(sources) + "\n"
+    return text + ("\nClasses with rotary positions that no family reaches:\n\n" + "\n".join(unreached) + "\n"
+                   if unreached else "")
 
 
 def write_table(path: Path) -> None:

@@ -1,7 +1,8 @@
 """The registry of model families `apply_extrapolation` reaches (declared in `families/`).
 
 `family_of(model)` finds a model's family by its class (subclasses too); `family_for_class(name)`
-by a class name (e.g. the transformer named in a pipeline's model_index.json).
+by a class name (e.g. the transformer named in a pipeline's model_index.json). `UNREACHED` names
+the classes with rotary positions that no family covers, each with its reason (the docs list them).
 """
 
 from __future__ import annotations
@@ -10,6 +11,20 @@ from axialrope import EXTRAPOLATION_METHODS
 
 from .families import FAMILIES
 from .family import Family
+
+# class name -> why no family covers it (shown in docs/diffusers.md and in family_of's error)
+UNREACHED: dict[str, str] = {
+    "WanAnimate2Transformer3DModel": (
+        "its rope is no module: the model's `_rope_freqs` method fills a dict on the model with complex tables "
+        "of 512 positions shifted by per-stream offsets (the reference stream sits beside the video, offset by "
+        "the reference grid's size), which the module-level `rope_apply` slices per sample with a time stride; "
+        "the reference keys go through a K/V cache, and its denoising pass needs a flex-attention block mask "
+        "that torch compiles with inductor, which the CPU harness cannot run in well under a second"),
+}
+
+# methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a
+# softmax; entropy scaling is one too (its option, any method)
+GAIN_METHODS = ("yarn", "dype-yarn", "kappa-yarn")
 
 
 def supported_classes() -> list[str]:
@@ -31,13 +46,28 @@ def family_of(model) -> Family:
         family = family_for_class(cls.__name__)
         if family is not None:
             return family
-    raise TypeError(f"apply_extrapolation supports {', '.join(supported_classes())} (and subclasses); "
-                    f"got {type(model).__name__}")
+    name = type(model).__name__
+    if name in UNREACHED:
+        raise TypeError(f"apply_extrapolation cannot reach {name}: {UNREACHED[name]}")
+    raise TypeError(f"apply_extrapolation supports {', '.join(supported_classes())} (and subclasses); got {name}")
 
 
 def methods_for(family: Family) -> list[str]:
-    """The extrapolation methods that apply to a family (riflex extrapolates video length)."""
-    return [m for m in EXTRAPOLATION_METHODS if m != "riflex" or family.video]
+    """The extrapolation methods that apply to a family: riflex needs a temporal rope axis, and a
+    linear attention takes no method whose tables carry a gain."""
+    return [m for m in EXTRAPOLATION_METHODS if refusal(family, m) is None]
 
 
-__all__ = ["FAMILIES", "family_for_class", "family_of", "methods_for", "supported_classes"]
+def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str | None:
+    """Why `method` (with entropy scaling or not) has no meaning for `family`, or None where it applies."""
+    if method == "riflex" and family.temporal_axis is None:
+        return f"riflex extrapolates video length; {family.title} {family.no_time_axis}"
+    if family.attention == "linear" and (method in GAIN_METHODS or entropy_scaling):
+        what = "entropy scaling" if method not in GAIN_METHODS else method
+        return (f"{what} puts a gain on the rope tables, a logit scale under a softmax; {family.title}'s "
+                f"attention is linear (no softmax), where the gain would scale its output instead")
+    return None
+
+
+__all__ = ["FAMILIES", "GAIN_METHODS", "UNREACHED", "family_for_class", "family_of", "methods_for", "refusal",
+           "supported_classes"]

@@ -66,13 +66,15 @@ def video_of_folder(model: str) -> bool | None:
 def check_family_folder(model: str) -> None:
     """Raises ValueError, before any weight is read, when a local folder's transformer is of no
     registered family (the message names the supported classes)."""
-    from axialrope.models.integrations.registry import family_for_class, supported_classes
+    from axialrope.models.integrations.registry import UNREACHED, family_for_class, supported_classes
 
     if not Path(model).is_dir():
         return
     name = transformer_class_of(Path(model))
     if name is None:
         raise ValueError(f"{model}'s model_index.json names no transformer to extrapolate")
+    if name in UNREACHED:
+        raise ValueError(f"{model}'s transformer {name} cannot be extrapolated: {UNREACHED[name]}")
     if family_for_class(name) is None:
         raise ValueError(f"{model}'s transformer {name} is of no registered family; supported: "
                          f"{', '.join(supported_classes())}")
@@ -137,7 +139,32 @@ def call_kwargs(pipe, prompt: str, height: int | None, width: int | None, frames
         kwargs["guidance_scale"] = guidance
     if negative_prompt is not None:
         kwargs["negative_prompt"] = negative_prompt
-    return {k: v for k, v in kwargs.items() if v is not None}
+    return fit_to_call(pipe, {k: v for k, v in kwargs.items() if v is not None})
+
+
+def fit_to_call(pipe, kwargs: dict) -> dict:
+    """`kwargs` under the names the pipeline's __call__ takes (SanaVideoPipeline's `frames`).
+
+    Raises ValueError naming what the pipeline needs that the command does not pass (an image for
+    ChronoEdit, Framepack, Wan Animate) or what it does not take (`guidance_scale` for a pipeline
+    driven by a guider).
+    """
+    import inspect
+
+    parameters = inspect.signature(type(pipe).__call__).parameters
+    name = type(pipe).__name__
+    if "num_frames" in kwargs and "num_frames" not in parameters and "frames" in parameters:
+        kwargs["frames"] = kwargs.pop("num_frames")
+    plain = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    needed = [n for n, p in list(parameters.items())[1:] if p.kind in plain and p.default is inspect.Parameter.empty]
+    missing = [n for n in needed if n not in kwargs]
+    if missing:
+        raise ValueError(f"{name} needs {', '.join(missing)}, which this command does not pass")
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        unknown = [k for k in kwargs if k not in parameters]
+        if unknown:
+            raise ValueError(f"{name} takes no {', '.join(unknown)}")
+    return kwargs
 
 
 def generate(pipe, extrapolation, trained_grid: Sequence[int] | None = None, options: dict | None = None, **kwargs):
@@ -160,5 +187,5 @@ def generate(pipe, extrapolation, trained_grid: Sequence[int] | None = None, opt
     return result.float().clamp(0, 1).cpu()
 
 
-__all__ = ["call_kwargs", "check_family_folder", "generate", "is_family_model", "is_video_pipeline",
+__all__ = ["call_kwargs", "check_family_folder", "fit_to_call", "generate", "is_family_model", "is_video_pipeline",
            "load_family_pipeline", "pipeline_class_of", "transformer_class_of", "video_of_folder"]

@@ -5,5 +5,7 @@
 - `grid`: ropes called with the latent video (Wan, HunyuanVideo).
 - `ltx`: LTX-Video's rope (omega (2 g - 1) over the inner dimension).
 - `pipeline_tables`: tables the pipeline builds and passes in (CogVideoX).
+- `frame_indices`: ropes given frame indices, height and width (Framepack).
+- `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
 `base` holds what they share.
 """

@@ -33,7 +33,8 @@ FAMILY = {family.name: family for family in FAMILIES}
 
 def rope_table(model, family, tiny, grid, timestep):
     """What the family's rope gives the blocks for a grid, captured in a forward of the model: the rope
-    module's output, or (tables from the pipeline) the argument after the pre-hooks swapped it."""
+    module's output (of its first call; a dict's values, AnyFlow's query and key tables), or (tables
+    from the pipeline) the argument after the pre-hooks swapped it."""
     seen = []
     if family.rope_attr is not None:
         hook = getattr(model, family.rope_attr).register_forward_hook(lambda m, a, out: seen.append(out))
@@ -44,7 +45,7 @@ def rope_table(model, family, tiny, grid, timestep):
         tiny_families.run(model, tiny, grid, timestep)
     finally:
         hook.remove()
-    return seen[0]
+    return tuple(seen[0].values()) if isinstance(seen[0], dict) else seen[0]
 
 
 @dataclass
@@ -119,7 +120,8 @@ def case(request) -> Case:
 def tiny():
     """The tiny builders and helpers, for tests that need more than `case`."""
     return types.SimpleNamespace(
-        CASES=CASES, FAMILY=FAMILY, TINY=tiny_families.TINY, LTX_SCALE=tiny_families.LTX_SCALE,
+        CASES=CASES, FAMILY=FAMILY, TINY=tiny_families.TINY, TINY_MODULE=tiny_families,
+        LTX_SCALE=tiny_families.LTX_SCALE,
         flux_ids=tiny_families.flux_ids, make_flux=tiny_families.make_flux, make_wan=tiny_families.make_wan,
         make_qwen=tiny_families.make_qwen, make_hunyuan=tiny_families.make_hunyuan,
         make_cogvideox=tiny_families.make_cogvideox, make_ltx=tiny_families.make_ltx,

@@ -106,14 +106,67 @@ def qwen_reference(family, model, inputs, grid, trained, method, timestep, autho
 
 
 def grid_reference(family, model, inputs, grid, trained, method, timestep, authors):
-    """A grid rope's format: positions 0 .. n - 1 per axis, row-major, in the kind's shape."""
+    """A grid rope's format: positions 0 .. n - 1 per axis, row-major, in the kind's shape; ChronoEdit's
+    two frames at times 0 and temporal_skip_len - 1, its time axis as long as that span."""
     t = family.time.to_t(timestep)
-    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
-    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
-    angles = [grid_indices(grid)[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    axes = [np.arange(n, dtype=float) for n in grid]
+    skip = getattr(family.kind, "temporal_skip", None)
+    if skip is not None and grid[0] == 2:
+        axes[0] = np.array([0.0, model.config[skip] - 1])
+    lengths = tuple(int(a[-1]) + 1 for a in axes)
+    per_axis = _per_axis(family, model.config, method, lengths, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, lengths, t))
+    positions = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(grid))
+    angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
     cos, sin = interleaved(angles, [g * gain for _, g in per_axis])
     shape = getattr(family.kind, "shape", "s d")
     return rearrange(cos, f"s d -> {shape}"), rearrange(sin, f"s d -> {shape}")
+
+
+def framepack_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Framepack's rope at the first stream's frame indices (the frames being made): times as given,
+    kept as trained; height and width 0 .. n - 1 by the method; (frames * h * w, dims), each pair twice."""
+    t = family.time.to_t(timestep)
+    times = inputs["indices_latents"].double().numpy()
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = np.stack(np.meshgrid(times, *[np.arange(n, dtype=float) for n in grid], indexing="ij"), -1)
+    positions = positions.reshape(-1, 3)
+    angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    return interleaved(angles, [g * gain for _, g in per_axis])
+
+
+def anyflow_reference(family, model, inputs, grid, trained, method, timestep, authors, compressed=None,
+                      twice=False):
+    """AnyFlow's complex (1, 1, seq, pairs) query and key tables: the whole video's grid 0 .. n - 1; FAR's
+    compressed context frames first, each token at the centre k j + (k - 1) / 2 of its cell of k tokens
+    per axis (the normalised mean of the full grid's phasors over the cell), then the full frames (twice:
+    the clean copy); the method's gain on all. compressed: the context's frames (None: the training
+    path's rule on the inputs' chunk_partition)."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    per_axis = _per_axis(family, config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+
+    def table(axes):
+        positions = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
+        cos, sin = interleaved([positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
+                               [g * gain for _, g in per_axis])
+        return torch.complex(cos[:, ::2], sin[:, ::2])
+
+    chunks = inputs.get("chunk_partition")
+    if compressed is None:
+        limit = config.get("full_chunk_limit")
+        compressed = sum(chunks[:len(chunks) - limit]) if chunks is not None and len(chunks) > limit else 0
+    full = table([np.arange(n, dtype=float) for n in grid])[compressed * grid[1] * grid[2]:]
+    parts = [full, full] if twice else [full]
+    if compressed:
+        cells = [c // p for c, p in zip(config.compressed_patch_size, config.patch_size, strict=True)]
+        sizes = [compressed, *(n * p // c for n, p, c in zip(grid[1:], config.patch_size[1:],
+                                                             config.compressed_patch_size[1:], strict=True))]
+        parts.insert(0, table([np.arange(n) * k + (k - 1) / 2 for n, k in zip(sizes, cells, strict=True)]))
+    whole = torch.cat(parts)[None, None]
+    return whole, whole
 
 
 def ltx_reference(family, model, inputs, grid, trained, method, timestep, authors):
@@ -164,4 +217,6 @@ REFERENCES = {
     "GridKind": grid_reference,
     "PipelineTablesKind": grid_reference,  # every axis beyond its trained length: token-index positions
     "LTXKind": ltx_reference,
+    "FrameIndicesKind": framepack_reference,
+    "AnyFlowKind": anyflow_reference,
 }

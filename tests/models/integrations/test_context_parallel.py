@@ -19,6 +19,7 @@ METHODS = ["none", "pi", "yarn", "dype-yarn", "ntk+entropy"]
 CP_CASES = {  # family: (token grid beyond its tiny trained grid, timestep, methods)
     "flux": ((8, 8), 0.7, METHODS),
     "wan": ((8, 8, 8), 700.0, [*METHODS, "riflex"]),
+    "chronoedit": ((2, 8, 8), 700.0, METHODS),  # a two-frame edit (times 0 and 3) at twice its trained size
 }
 WORKER = Path(__file__).with_name("context_parallel_worker.py")
 

@@ -64,3 +64,13 @@ def test_a_subclass_is_found_and_an_unknown_model_is_named(tiny):
                             joint_attention_dim=8, pooled_projection_dim=8, axes_dims_rope=(4, 6, 6))).name == "flux"
     with pytest.raises(TypeError, match="FluxTransformer2DModel"):
         family_of(object())
+
+
+def test_every_unreached_class_is_a_diffusers_class_that_no_family_covers():
+    import diffusers
+
+    from axialrope.models.integrations.registry import UNREACHED
+
+    for name, reason in UNREACHED.items():
+        assert hasattr(diffusers, name) and family_for_class(name) is None, name
+        assert len(reason) > 40, name

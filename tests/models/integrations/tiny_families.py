@@ -238,3 +238,203 @@ TINY: dict[str, Tiny] = {
     "cogvideox": Tiny(make_cogvideox, cogvideox_inputs, (3, 4, 4)),
     "ltx-video": Tiny(make_ltx, ltx_inputs, (3, 4, 4)),
 }
+
+
+# -- videogrid: Wan's and HunyuanVideo's copies, AnyFlow, Framepack ----------------------------------------------
+
+
+def wan_like_inputs(model, grid, timestep, channels=4):
+    """Inputs of Wan's copies: hidden_states (1, c, t, 2 h, 2 w) for patch (1, 2, 2), text of width 8."""
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, channels, t, 2 * h, 2 * w, generator=g),
+                timestep=torch.tensor([float(timestep)]), encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+
+
+WAN_LIKE = dict(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4,
+                text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1, rope_max_seq_len=64)
+
+
+def make_wan_vace():
+    from diffusers import WanVACETransformer3DModel
+
+    torch.manual_seed(0)
+    return WanVACETransformer3DModel(**WAN_LIKE, vace_layers=[0], vace_in_channels=4).eval()
+
+
+def wan_vace_inputs(model, grid, timestep):
+    inputs = wan_like_inputs(model, grid, timestep)
+    inputs["control_hidden_states"] = torch.randn(inputs["hidden_states"].shape, generator=generator(1))
+    return inputs
+
+
+def make_wan_animate():
+    from diffusers import WanAnimateTransformer3DModel
+
+    torch.manual_seed(0)
+    return WanAnimateTransformer3DModel(
+        **{**WAN_LIKE, "in_channels": 12}, latent_channels=4, image_dim=8, motion_encoder_channel_sizes={
+            "4": 8, "8": 8, "16": 8}, motion_encoder_size=16, motion_style_dim=8, motion_dim=4, motion_encoder_dim=8,
+        face_encoder_hidden_dim=8, face_encoder_num_heads=2, inject_face_latents_blocks=1).eval()
+
+
+def wan_animate_inputs(model, grid, timestep):
+    """hidden_states hold the reference frame and T = t - 1 frames; the face video has 4 T - 3 frames."""
+    t, h, w = grid
+    inputs = wan_like_inputs(model, grid, timestep, channels=12)
+    g = generator(1)
+    inputs.update(encoder_hidden_states_image=torch.randn(1, 2, 8, generator=g),
+                  pose_hidden_states=torch.randn(1, 4, t - 1, 2 * h, 2 * w, generator=g),
+                  face_pixel_values=torch.randn(1, 3, 4 * (t - 1) - 3, 16, 16, generator=g))
+    return inputs
+
+
+def make_skyreels_v2():
+    from diffusers import SkyReelsV2Transformer3DModel
+
+    torch.manual_seed(0)
+    return SkyReelsV2Transformer3DModel(**WAN_LIKE).eval()
+
+
+CHRONOEDIT_SKIP = 4  # the tiny ChronoEdit's rope_temporal_skip_len: two frames sit at times 0 and 3
+
+
+def make_chronoedit():
+    from diffusers import ChronoEditTransformer3DModel
+
+    torch.manual_seed(0)
+    return ChronoEditTransformer3DModel(**WAN_LIKE, rope_temporal_skip_len=CHRONOEDIT_SKIP).eval()
+
+
+def make_sana_video():
+    from diffusers import SanaVideoTransformer3DModel
+
+    torch.manual_seed(0)
+    return SanaVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=12,
+                                       num_layers=1, num_cross_attention_heads=2, cross_attention_head_dim=12,
+                                       cross_attention_dim=24, caption_channels=8, sample_size=8).eval()
+
+
+def make_anyflow(causal=False):
+    from diffusers import AnyFlowFARTransformer3DModel, AnyFlowTransformer3DModel
+
+    torch.manual_seed(0)
+    if causal:  # two full-resolution chunks at most: earlier one-frame chunks become compressed context
+        return AnyFlowFARTransformer3DModel(**WAN_LIKE, compressed_patch_size=(1, 4, 4), full_chunk_limit=2).eval()
+    return AnyFlowTransformer3DModel(**WAN_LIKE).eval()
+
+
+def anyflow_inputs(model, grid, timestep):
+    """hidden_states (1, t, c, 2 h, 2 w), per-frame timesteps; FAR's chunks are one frame each."""
+    t, h, w = grid
+    g = generator()
+    inputs = dict(hidden_states=torch.randn(1, t, 4, 2 * h, 2 * w, generator=g),
+                  timestep=torch.full((1, t), float(timestep)), r_timestep=torch.full((1, t), 0.5 * float(timestep)),
+                  encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+    if "chunk_partition" in _parameters(model):
+        inputs["chunk_partition"] = [1] * t
+    return inputs
+
+
+def _parameters(model) -> list[str]:
+    import inspect
+
+    return list(inspect.signature(type(model).forward).parameters)
+
+
+def make_hunyuan_video_15():
+    from diffusers import HunyuanVideo15Transformer3DModel
+
+    torch.manual_seed(0)
+    return HunyuanVideo15Transformer3DModel(in_channels=4, out_channels=4, num_attention_heads=1,
+                                            attention_head_dim=32, num_layers=1, num_refiner_layers=1, patch_size=1,
+                                            patch_size_t=1, text_embed_dim=16, text_embed_2_dim=8, image_embed_dim=8,
+                                            rope_axes_dim=(16, 8, 8)).eval()
+
+
+def hunyuan_video_15_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, t, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3),
+                encoder_hidden_states_2=torch.randn(1, 2, 8, generator=g), encoder_attention_mask_2=torch.ones(1, 2),
+                image_embeds=torch.randn(1, 2, 8, generator=g))
+
+
+def make_motif_video():
+    from diffusers import MotifVideoTransformer3DModel
+
+    torch.manual_seed(0)
+    return MotifVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=1, attention_head_dim=32,
+                                        num_layers=1, num_single_layers=1, patch_size=1, patch_size_t=1,
+                                        text_embed_dim=16, rope_axes_dim=(16, 8, 8)).eval()
+
+
+def motif_video_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, t, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3))
+
+
+def make_hunyuan_image():
+    from diffusers import HunyuanImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return HunyuanImageTransformer2DModel(in_channels=4, out_channels=4, num_attention_heads=1, attention_head_dim=32,
+                                          num_layers=1, num_single_layers=1, num_refiner_layers=1, patch_size=(1, 1),
+                                          text_embed_dim=16, rope_axes_dim=(16, 16)).eval()
+
+
+def hunyuan_image_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3))
+
+
+def make_framepack():
+    from diffusers import HunyuanVideoFramepackTransformer3DModel
+
+    torch.manual_seed(0)
+    return HunyuanVideoFramepackTransformer3DModel(
+        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=16, num_layers=1, num_single_layers=1,
+        num_refiner_layers=1, patch_size=2, patch_size_t=1, text_embed_dim=16, pooled_projection_dim=8,
+        rope_axes_dim=(4, 6, 6), has_image_proj=True, image_proj_dim=8, has_clean_x_embedder=True).eval()
+
+
+# Framepack's packing, as its pipeline lays out one section (a start frame, the frames being made, the 1x, 2x
+# and 4x history), shortened: frame indices per stream
+FRAMEPACK_INDICES = dict(indices_latents=[1, 2], indices_latents_clean=[0, 3], indices_latents_history_2x=[4, 5],
+                         indices_latents_history_4x=[6, 7, 8, 9])
+
+
+def framepack_inputs(model, grid, timestep):
+    """grid: the (h, w) tokens of every stream (2 x 2 patches); the frames are fixed by the packing."""
+    h, w = grid
+    g = generator()
+
+    def latents(frames):
+        return torch.randn(1, 4, frames, 2 * h, 2 * w, generator=g)
+
+    indices = {name: torch.tensor(values) for name, values in FRAMEPACK_INDICES.items()}
+    return dict(hidden_states=latents(2), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3),
+                pooled_projections=torch.randn(1, 8, generator=g), image_embeds=torch.randn(1, 2, 8, generator=g),
+                guidance=torch.tensor([3000.0]), latents_clean=latents(2), latents_history_2x=latents(2),
+                latents_history_4x=latents(4), **indices)
+
+
+TINY.update({
+    "wan-vace": Tiny(make_wan_vace, wan_vace_inputs, (3, 4, 4)),
+    "wan-animate": Tiny(make_wan_animate, wan_animate_inputs, (3, 4, 4)),
+    "skyreels-v2": Tiny(make_skyreels_v2, wan_like_inputs, (3, 4, 4)),
+    "chronoedit": Tiny(make_chronoedit, wan_like_inputs, (CHRONOEDIT_SKIP, 4, 4)),
+    "sana-video": Tiny(make_sana_video, wan_like_inputs, (3, 4, 4)),
+    "anyflow": Tiny(make_anyflow, anyflow_inputs, (3, 4, 4)),
+    "anyflow-far": Tiny(lambda: make_anyflow(causal=True), anyflow_inputs, (3, 4, 4)),
+    "hunyuan-video-1.5": Tiny(make_hunyuan_video_15, hunyuan_video_15_inputs, (3, 4, 4)),
+    "motif-video": Tiny(make_motif_video, motif_video_inputs, (3, 4, 4)),
+    "hunyuan-image": Tiny(make_hunyuan_image, hunyuan_image_inputs, (4, 4)),
+    "framepack": Tiny(make_framepack, framepack_inputs, (4, 4)),
+})

@@ -118,3 +118,44 @@ def test_a_folder_whose_transformer_is_of_no_registered_family_is_refused_before
     err = capsys.readouterr().err.strip()
     assert code == 2 and "SD3Transformer2DModel is of no registered family" in err and "FluxTransformer2DModel" in err
     assert len(err.splitlines()) == 1
+
+
+def unbuilt(name: str):
+    """A diffusers pipeline object without its components: `fit_to_call` reads only its class's __call__."""
+    import diffusers
+
+    cls = getattr(diffusers, name)
+    return cls.__new__(cls)
+
+
+def test_the_frames_go_under_the_name_the_pipeline_takes():
+    from axialrope.pipelines.sampling.diffusers_families import fit_to_call
+
+    assert fit_to_call(unbuilt("SanaVideoPipeline"), {"prompt": "a wave", "num_frames": 9}) == {
+        "prompt": "a wave", "frames": 9}
+    assert fit_to_call(unbuilt("WanVACEPipeline"), {"prompt": "a wave", "num_frames": 9}) == {
+        "prompt": "a wave", "num_frames": 9}
+
+
+@pytest.mark.parametrize("name, kwargs, message", [
+    ("ChronoEditPipeline", {"prompt": "a hat"}, "ChronoEditPipeline needs image, which this command does not pass"),
+    ("HunyuanVideoFramepackPipeline", {"prompt": "a hat"}, "needs image"),
+    ("MotifVideoPipeline", {"prompt": "a hat", "guidance_scale": 5.0}, "MotifVideoPipeline takes no guidance_scale"),
+])
+def test_what_a_pipeline_needs_or_refuses_is_named_before_it_runs(name, kwargs, message):
+    from axialrope.pipelines.sampling.diffusers_families import fit_to_call
+
+    with pytest.raises(ValueError, match=message):
+        fit_to_call(unbuilt(name), kwargs)
+
+
+def test_a_folder_whose_transformer_no_family_reaches_says_why(tmp_path, capsys):
+    import json
+
+    folder = tmp_path / "animate2"
+    folder.mkdir()
+    index = {"_class_name": "WanAnimate2Pipeline", "transformer": ["diffusers", "WanAnimate2Transformer3DModel"]}
+    (folder / "model_index.json").write_text(json.dumps(index))
+    code = main(["sample", "--model", str(folder), "--prompt", "a fox", "--out", str(tmp_path / "fox.gif")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "WanAnimate2Transformer3DModel cannot be extrapolated: its rope is no module" in err
