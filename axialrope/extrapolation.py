@@ -46,6 +46,7 @@ diffusers' FlowMatchEulerDiscreteScheduler. A DDPM-style sampler passes t = step
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,6 +61,15 @@ EXTRAPOLATION_METHODS = (
 # names this project used before DyPE's own methods took the dype- prefix
 RENAMED_METHODS = {"dype-pi": "kappa-pi"}
 YARN_TEMPERATURES = ("tokens", "max_axis")
+_YARN_OPTIONS = ("beta_fast", "beta_slow", "yarn_temperature")
+_KAPPA_OPTIONS = ("dype_lambda_s", "dype_lambda_t")
+# the options each method reads; any other set to a value of its own is refused, never silently unused
+METHOD_OPTIONS = {
+    "none": (), "pi": (), "ntk": (), "yarn": _YARN_OPTIONS, "riflex": ("temporal_axis", "riflex_index"),
+    "dype-ntk": _KAPPA_OPTIONS, "dype-yarn": _KAPPA_OPTIONS + ("dype_beta", "dype_gamma"),
+    "kappa-pi": _KAPPA_OPTIONS, "kappa-ntk": _KAPPA_OPTIONS, "kappa-yarn": _KAPPA_OPTIONS + _YARN_OPTIONS,
+}
+MAX_DYPE_LAMBDA_S = 100.0  # kappa(t) <= lambda_s, and the scale grows as s^(2 kappa): far beyond DyPE's own values
 
 
 @dataclass(frozen=True)
@@ -134,6 +144,20 @@ class Extrapolation:
         k = self.riflex_index
         if k is not None and (not is_int(k) or k < 1):
             raise ValueError(f"riflex_index must be a positive integer (1-based, as RIFLEx counts) or None, got {k!r}")
+        if not is_int(self.temporal_axis):
+            raise TypeError(f"temporal_axis must be an int, the index of the time axis (0 for (t, y, x) grids), got "
+                            f"{self.temporal_axis!r}")
+        if self.temporal_axis < 0:
+            raise ValueError(f"temporal_axis must be >= 0 (0 for (t, y, x) grids), got {self.temporal_axis}")
+        if self.dype_lambda_s > MAX_DYPE_LAMBDA_S:
+            raise ValueError(f"dype_lambda_s must be at most {MAX_DYPE_LAMBDA_S:g} (kappa(t) = lambda_s * t^lambda_t "
+                             f"is an exponent of the scale), got {self.dype_lambda_s!r}")
+        for field in dataclasses.fields(self):
+            unused = field.name not in (*METHOD_OPTIONS[self.method], "method", "entropy_scaling")
+            if unused and getattr(self, field.name) != field.default:
+                reads = ", ".join(METHOD_OPTIONS[self.method]) or "none of the options"
+                raise ValueError(f"{field.name}={getattr(self, field.name)!r} is not read by method {self.method!r} "
+                                 f"(it reads {reads}); drop it")
 
     @property
     def is_timestep_dependent(self) -> bool:
@@ -154,6 +178,14 @@ class Extrapolation:
                 (default 1: positions are token indices). The trained length of a scaling that
                 counts rotations (yarn, dype-yarn, riflex) is train_grid[a] * token_spacing[a].
         """
+        try:
+            return self._plan(train_grid, eval_grid, timestep, token_spacing)
+        except OverflowError:  # s^kappa or s^(2 kappa) beyond a float
+            raise ValueError(f"method {self.method!r}: the scale overflows at {tuple(eval_grid)} from "
+                             f"{tuple(train_grid)} with dype_lambda_s={self.dype_lambda_s}; lower "
+                             "dype_lambda_s") from None
+
+    def _plan(self, train_grid, eval_grid, timestep, token_spacing) -> RopePlan:
         train, evaluation = _check_grids(train_grid, eval_grid)
         spacing = _check_spacing(token_spacing, len(train))
         lengths = [n * step for n, step in zip(train, spacing, strict=True)]
@@ -239,6 +271,6 @@ def _check_grids(train_grid, eval_grid) -> tuple[list[int], list[int]]:
             raise ValueError(f"{name} sizes must be positive integers, got {tuple(grid)}")
         grids.append(list(grid))
     if len(grids[0]) != len(grids[1]):
-        raise ValueError(f"train_grid {tuple(train_grid)} and eval_grid {tuple(eval_grid)} "
-                         "have different numbers of axes")
+        raise ValueError(f"train_grid {tuple(train_grid)} and eval_grid {tuple(eval_grid)} have different numbers "
+                         "of axes")
     return grids[0], grids[1]

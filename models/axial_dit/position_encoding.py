@@ -51,9 +51,9 @@ class RopeConfig:
             tuple with one of those per axis (dicts are converted to `RopeScaling`).
         attention_scale: multiplies every attention logit (entropy scaling,
             sqrt(log N_eval / log N_train)); 1.0 is plain attention.
-        offset: coordinate of the first grid cell, a number or one per axis (default 0).
-        scale: spacing of grid cells, a number or one per axis (default 1; 0.5 packs a
-            grid twice the trained size onto the trained positions).
+        offset: coordinate of the first grid cell, a finite number or one per axis (default 0).
+        scale: spacing of grid cells, a finite non-zero number or one per axis (default 1; 0.5
+            packs a grid twice the trained size onto the trained positions).
 
     Hashable, so it can be part of a cache key; per-axis counts are checked by the model.
     """
@@ -81,6 +81,14 @@ class RopeConfig:
         object.__setattr__(self, "attention_scale", float(attention_scale))
         object.__setattr__(self, "offset", _number_or_tuple(self.offset, "offset"))
         object.__setattr__(self, "scale", _number_or_tuple(self.scale, "scale"))
+        for name in ("offset", "scale"):
+            values = getattr(self, name)
+            values = () if values is None else values if isinstance(values, tuple) else (values,)
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError(f"{name} must be finite (one number, or one per axis), got {getattr(self, name)!r}")
+        if self.scale is not None and 0.0 in (self.scale if isinstance(self.scale, tuple) else (self.scale,)):
+            raise ValueError(f"scale must be non-zero (the spacing of grid cells: 0 puts every cell on one position), "
+                             f"got {self.scale!r}")
 
 
 class GridRope(nn.Module):

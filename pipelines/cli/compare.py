@@ -15,9 +15,9 @@ A diffusers pipeline (Flux, Qwen-Image, Wan, ...) runs once per method with
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
+from ..paths import write_beside
 from ..sampling.bundled import load_pipeline
 from ..sampling.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 from .sample import (
@@ -31,6 +31,7 @@ from .sample import (
     sampling_kwargs,
     split_family_options,
     steps_of,
+    write_error,
 )
 
 
@@ -72,7 +73,7 @@ def run_family(args: argparse.Namespace) -> int:
     """`axialrope compare` on a diffusers pipeline: one panel per method, the same seed each."""
     from ..sampling.diffusers_families import generate, is_video_pipeline
     from ..sampling.outputs import check_output_path
-    from .preflight import check_sample_arguments
+    from .preflight import PREFLIGHT_ERRORS, check_sample_arguments, usage_error
 
     started = time.perf_counter()
     try:
@@ -87,11 +88,12 @@ def run_family(args: argparse.Namespace) -> int:
         for extrapolation in extrapolations:
             kwargs = family_kwargs(pipe, args)  # a fresh generator: the same seed per method
             panels.append(panel(generate(pipe, extrapolation, args.trained_grid, family_options, **kwargs), video))
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"axialrope compare: {error}", file=sys.stderr)
-        return 2
-    out.parent.mkdir(parents=True, exist_ok=True)
-    labelled_panels(panels, methods).save(out)
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("compare", error)
+    try:
+        write_beside(out, labelled_panels(panels, methods).save)
+    except OSError as error:
+        return write_error("compare", out, error)
     print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}, {type(pipe).__name__}) "
           f"in {time.perf_counter() - started:.1f} s")
     return 0
@@ -118,8 +120,12 @@ def labelled_panels(panels: list, labels: list[str], gap: int = 6):
 def run(args: argparse.Namespace) -> int:
     from ..sampling.diffusers_families import is_family_model
     from ..sampling.outputs import check_output_path
-    from .preflight import check_sample_arguments, check_sampling
+    from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
 
+    try:
+        check_model_argument(args.model)  # a mistyped local path must not be taken for a hub id
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("compare", error)
     if is_family_model(args.model):
         return run_family(args)
     started = time.perf_counter()
@@ -132,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         if family_options:
             raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
         extrapolations = [make_extrapolation(name, options=options) for name in methods]
-        check_sampling(pipe, sampling_kwargs(pipe, args)[0])  # memory for the size, before the first method
+        check_sampling(pipe, sampling_kwargs(pipe, args)[0], out)  # memory, --num, the disk: before the first method
         panels = []
         for extrapolation in extrapolations:
             kwargs, per_row = sampling_kwargs(pipe, args)  # a fresh generator: the same seeds per method
@@ -143,11 +149,12 @@ def run(args: argparse.Namespace) -> int:
             else:
                 samples = output.images
                 panels.append(panel(output.images, video=False, per_row=per_row))
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"axialrope compare: {error}", file=sys.stderr)
-        return 2
-    out.parent.mkdir(parents=True, exist_ok=True)
-    labelled_panels(panels, methods).save(out)
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("compare", error)
+    try:
+        write_beside(out, labelled_panels(panels, methods).save)
+    except OSError as error:
+        return write_error("compare", out, error)
     steps = DIT_STEPS if args.steps is None else args.steps
     print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}; each {sample_size(samples)}, "
           f"{steps_of(steps, sampler_name(pipe, args.scheduler))}) in {time.perf_counter() - started:.1f} s")

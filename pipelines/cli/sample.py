@@ -1,26 +1,15 @@
 """`axialrope sample`: images or videos at any size, with a RoPE extrapolation method.
 
-    axialrope sample --height 64 --width 64 --out outputs/sample.png          # bundled image model, 2x its size, auto
-    axialrope sample --extrapolation dype-yarn --entropy-scaling --height 96 --width 96
+    axialrope sample --height 64 --width 64 --out outputs/sample.png          # bundled image model, 2x, auto
+    axialrope sample --model outputs/run --classes circle ring --num 8 --extrapolation dype-yarn --entropy-scaling
     axialrope sample --model moving-shapes-rope --frames 16 --extrapolation riflex --out outputs/video.gif
-    axialrope sample --model outputs/run --classes circle ring --num 8 --seed 3 --scheduler unipc
-    axialrope sample --model outputs/run/checkpoints/checkpoint-000500 --out outputs/step500.png
+    axialrope sample --model path/to/FLUX.1-dev --prompt "a fox in snow" --height 2048 --width 2048 --out fox.png
 
-    # a diffusers pipeline of Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX or LTX-Video (folder or hub id)
-    axialrope sample --model path/to/FLUX.1-dev --prompt "a fox in snow" --height 2048 --width 2048 \
-        --extrapolation dype-yarn --out outputs/fox.png
-    axialrope sample --model path/to/Wan2.1-T2V-1.3B-Diffusers --prompt "waves" --frames 161 \
-        --extrapolation riflex --out outputs/waves.gif
-
-The output is one PNG grid (a row per class); a video model writes frames side by side as
-<out>.gif, <out>.png (a row per frame), <out>.mp4 (if PyAV is installed) and <out>_frames/.
-A diffusers pipeline runs with `axialrope.models.apply_extrapolation` (the family's trained
-grid from its table, or --trained-grid), bf16 on CUDA.
-
-`--extrapolation auto` (the default) samples this project's DiTs with the method their pipeline
-records for the requested scale (`AxialDiTPipeline.resolve_extrapolation`); the result line
-names it ("extrapolation auto: pi + entropy scaling"). Diffusers pipelines record none: for
-them auto is "none", the family's own behaviour.
+The output is one PNG grid (a row per class); a video model writes <out>.gif, <out>.png (a
+row per frame), <out>.mp4 (with PyAV) and <out>_frames/, all published once complete. A
+diffusers pipeline runs with `axialrope.models.apply_extrapolation`, bf16 on CUDA.
+`--extrapolation auto` (the default) samples this project's DiTs with the method their
+pipeline records for the requested scale; for diffusers pipelines auto is "none".
 """
 
 from __future__ import annotations
@@ -28,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import re
 import sys
 import time
 
@@ -51,15 +41,15 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=int, default=None, help="pixels (default: the trained width)")
     parser.add_argument("--frames", type=int, default=None, help="frames, video models only (default: trained)")
     parser.add_argument("--classes", nargs="+", default=None,
-                        help="class names or ids, a grid row each (default: every class; "
-                             "none for an unconditional model)")
+                        help="class names, or ids (0, 1, ...) where no class has that name; a grid row each "
+                             "(default: every class; none for an unconditional model)")
     parser.add_argument("--num", type=int, default=None,
                         help=f"samples per class (or in all, unconditional; default {DIT_NUM}); per prompt for a "
                              "diffusers pipeline (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initial noise")
     parser.add_argument("--steps", type=int, default=None,
-                        help=f"sampler steps (default: {DIT_STEPS}) for this project's DiTs; "
-                             "a diffusers pipeline's own otherwise")
+                        help=f"sampler steps (default: {DIT_STEPS}) for this project's DiTs; a diffusers "
+                             "pipeline's own otherwise")
     parser.add_argument("--scheduler", default=None, metavar="NAME", help=SCHEDULER_HELP)
     parser.add_argument("--prompt", default=None, help="the text prompt, for diffusers pipelines (default: none)")
     parser.add_argument("--negative-prompt", default=None,
@@ -68,17 +58,18 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tokens the model was trained at, H W or T H W (diffusers pipelines; default: the "
                              "family's, see docs/diffusers.md)")
     parser.add_argument("--guidance", type=float, default=None,
-                        help="classifier-free guidance scale (default 2 with classes, 1 without)")
+                        help="classifier-free guidance scale, 0 to 100 (default 2 with classes, 1 without)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="an Extrapolation parameter, e.g. beta_fast=32, dype_lambda_t=2, dype_beta=1.25,0.75 "
-                             "or riflex_index=4; shift_cap=false for Flux "
-                             "(repeatable; default: none, the method's own)")
+                             "or riflex_index=4; shift_cap=false for Flux (repeatable; default: none, the "
+                             "method's own)")
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda; bf16 on cuda")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("--fps", type=float, default=4.0, help="frames per second of a video model's GIF and MP4")
+    parser.add_argument("--fps", type=float, default=4.0,
+                        help="frames per second of a video model's GIF and MP4, 0.01 to 100")
     parser.add_argument("--extrapolation", default=AUTO,
                         help="auto (default): the method the model's pipeline records for the requested scale (its "
                              "model_index.json default_extrapolation, or axialrope's fallback; plain none at or below "
@@ -88,8 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--entropy-scaling", action="store_true",
                         help="scale attention logits by sqrt(log N / log N_train) (default: off)")
     parser.add_argument("--out", default="outputs/sample.png",
-                        help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video "
-                             "(all three are written)")
+                        help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video (all three are "
+                             "written); published once complete, so a failed write keeps the files already there")
 
 
 # the registered families' own options (a test keeps them equal)
@@ -134,6 +125,14 @@ def plain_extrapolation(entropy_scaling: bool):
     return Extrapolation("none", entropy_scaling=entropy_scaling)
 
 
+def class_label(pipe, text: str | int) -> str | int:
+    """A --classes value as the pipeline's label: a class name first (folders named "1", "2", "3" are names),
+    else an id written in ASCII digits (a digit of another script, such as "٣", is not an id)."""
+    if not isinstance(text, str) or text in (pipe.config.class_names or []):
+        return text
+    return int(text) if re.fullmatch(r"[0-9]+", text) else text
+
+
 def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
     """Keyword arguments for `pipe(...)` from the shared flags, and the samples per grid row."""
     import torch
@@ -152,7 +151,7 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
     labels = None
     if conditional:
         names = args.classes if args.classes is not None else list(range(pipe.transformer.config.num_classes))
-        labels = [int(n) if isinstance(n, str) and n.isdigit() else n for n in names]
+        labels = [pipe.class_id(class_label(pipe, n)) for n in names]
     guidance = args.guidance if args.guidance is not None else (2.0 if conditional else 1.0)
     # --num samples per class (the pipeline keeps each label's samples together: a grid row), or in all
     per_label = dict(num_images_per_prompt=num) if conditional else dict(batch_size=num)
@@ -185,37 +184,63 @@ def family_kwargs(pipe, args: argparse.Namespace) -> dict:
 def run_family(args: argparse.Namespace) -> int:
     """`axialrope sample` on a diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)."""
     from ..sampling.diffusers_families import generate, is_video_pipeline, video_of_folder
-    from ..sampling.outputs import check_output_path, save_grid, save_videos
-    from .preflight import check_sample_arguments
+    from .preflight import PREFLIGHT_ERRORS, check_sample_arguments, usage_error
 
     started = time.perf_counter()
     try:
         check_sample_arguments(args)  # device, --out, numbers: before the model loads
         expected = video_of_folder(args.model)
         if expected is not None:  # a local folder: check --out before loading the weights
-            check_output_path(args.out, video=expected)
-        if not args.fps > 0:
-            raise ValueError(f"--fps must be a positive number, got {args.fps}")
+            check_output(args.out, video=expected)
         extrapolation_options, family_options = split_family_options(parse_options(args.option))
         extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, extrapolation_options,
                                            auto=plain_extrapolation)
         pipe = family_pipeline(args)
         video = is_video_pipeline(pipe)
-        out = check_output_path(args.out, video=video)
+        out = check_output(args.out, video=video)
         result = generate(pipe, extrapolation, args.trained_grid, family_options, **family_kwargs(pipe, args))
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"axialrope sample: {error}", file=sys.stderr)
-        return 2
-    if video:
-        shown = ", ".join(str(p) for p in save_videos(result, out, fps=args.fps).values())
-    else:
-        shown = str(save_grid(result, out, per_row=result.shape[0]))
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("sample", error)
+    try:
+        shown = write_samples(result if video else None, None if video else result, out, args.fps, result.shape[0])
+    except OSError as error:
+        return write_error("sample", out, error)
     size = tuple(result.shape[-2:])
     method = f"{AUTO}: {extrapolation.method}" if is_auto(args.extrapolation) else extrapolation.method
     print(f"wrote {shown} ({size[0]}x{size[1]}{f', {result.shape[1]} frames' if video else ''}, "
           f"{type(pipe).__name__}, extrapolation {method}"
           f"{' + entropy scaling' if extrapolation.entropy_scaling else ''}) in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def check_output(out: str, video: bool):
+    """--out as a Path, if its suffix suits the model and the names a video writes beside it fit the disk."""
+    from ..paths import check_name_fits
+    from ..sampling.outputs import check_output_path
+
+    out = check_output_path(out, video=video)
+    if video:  # <stem>.gif, <stem>.mp4 and the folder <stem>_frames/ go beside it
+        check_name_fits(out.with_name(out.stem + "_frames"), "--out")
+    return out
+
+
+def write_samples(frames, images, out, fps: float, per_row: int) -> str:
+    """Write the samples (see `outputs.save_videos`, `outputs.save_grid`) beside `out` and publish them together:
+    a failed write (a full disk) leaves no file of this call and the files already there. The paths, shown."""
+    from ..paths import write_beside
+    from ..sampling.outputs import save_grid, save_videos
+
+    if frames is not None:
+        written = write_beside(out, lambda path: save_videos(frames, path, fps=fps))
+        return ", ".join(str(p) for p in written.values())
+    return str(write_beside(out, lambda path: save_grid(images, path, per_row=per_row)))
+
+
+def write_error(command: str, out, error: OSError) -> int:
+    """One line on stderr for an output that could not be written; returns the exit code 1."""
+    print(f"axialrope {command}: could not write {str(out)!r}: {error.strerror or error}; nothing of it was written "
+          "and files already there are kept", file=sys.stderr)
+    return 1
 
 
 def describe(pipe, extrapolation, scheduler: str | None, steps: int, auto: bool = False) -> str:
@@ -256,18 +281,19 @@ def sample_size(samples) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..sampling.diffusers_families import is_family_model
-    from ..sampling.outputs import check_output_path, save_grid, save_videos
-    from .preflight import check_sample_arguments, check_sampling
+    from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
 
+    try:
+        check_model_argument(args.model)  # a mistyped local path must not be taken for a hub id
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("sample", error)
     if is_family_model(args.model):
         return run_family(args)
     started = time.perf_counter()
     try:
         check_sample_arguments(args)  # device, --out, numbers: before the model loads
         pipe = load_pipeline(args.model, args.device)
-        out = check_output_path(args.out, video=pipe.is_video)
-        if not args.fps > 0:
-            raise ValueError(f"--fps must be a positive number, got {args.fps}")
+        out = check_output(args.out, video=pipe.is_video)
         options, family_options = split_family_options(parse_options(args.option))
         if family_options:
             raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
@@ -275,18 +301,15 @@ def run(args: argparse.Namespace) -> int:
         resolve = functools.partial(pipe.resolve_extrapolation, args.height, args.width, args.frames)
         extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, options, auto=resolve)
         kwargs, per_row = sampling_kwargs(pipe, args)
-        check_sampling(pipe, kwargs)  # memory for the requested size, before sampling
+        check_sampling(pipe, kwargs, out)  # memory for the requested size and --num, the disk: before sampling
         output = pipe(extrapolation=extrapolation, **kwargs)
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"axialrope sample: {error}", file=sys.stderr)
-        return 2
-    if output.frames is not None:
-        written = save_videos(output.frames, out, fps=args.fps)
-        shown = ", ".join(str(p) for p in written.values())
-        samples = output.frames
-    else:
-        shown = str(save_grid(output.images, out, per_row=per_row))
-        samples = output.images
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("sample", error)
+    try:
+        shown = write_samples(output.frames, output.images, out, args.fps, per_row)
+    except OSError as error:
+        return write_error("sample", out, error)
+    samples = output.frames if output.frames is not None else output.images
     steps = DIT_STEPS if args.steps is None else args.steps
     settings = describe(pipe, extrapolation, args.scheduler, steps, auto=is_auto(args.extrapolation))
     print(f"wrote {shown} ({sample_size(samples)}; {settings}) "

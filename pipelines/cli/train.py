@@ -11,8 +11,9 @@ import argparse
 import dataclasses
 import sys
 import typing
+from pathlib import Path
 
-from ..training.config import TrainConfig, read_config_file
+from ..training.config import INVOCATION_FIELDS, TrainConfig, read_config_file
 
 
 def _flag_kwargs(hint) -> dict:
@@ -45,15 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """Defaults, then the config file, then the flags given."""
+    """Defaults, then (on a resume) the run's config.yaml, then the config file, then the flags given."""
     values = read_config_file(args.config) if args.config else {}
     values.update({name: getattr(args, name) for name in TrainConfig.field_names() if hasattr(args, name)})
+    if values.get("resume") is not None:  # a resume continues the run: what is not given again is the run's
+        recorded = Path(values.get("output_dir", TrainConfig.output_dir)) / "config.yaml"
+        if recorded.is_file():
+            values = {**{k: v for k, v in read_config_file(recorded).items() if k not in INVOCATION_FIELDS},
+                      **values}
     return TrainConfig.from_dict(values)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..training.checkpoints import DamagedCheckpointError
-    from ..training.loop import NonFiniteLossError, train  # heavy imports only when training
+    from ..training.loop import train  # heavy imports only when training
     from .preflight import PREFLIGHT_ERRORS, usage_error
 
     try:  # the pre-flight: every field, --output-dir, --init-from's files and --resume, before any work
@@ -67,10 +72,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         result = train(config)
-    except DamagedCheckpointError as error:  # found before training starts or anything is written
+    except PREFLIGHT_ERRORS as error:  # train checks the folder, the data, the resume and memory before any work
         return usage_error("train", error)
-    except (ValueError, TypeError, FileNotFoundError, NotADirectoryError, NonFiniteLossError) as error:
-        print(f"axialrope train: {error}", file=sys.stderr)
+    except (RuntimeError, OSError) as error:  # during the run: a non-finite loss, a write that failed
+        message = " ".join(str(error).split())
+        if isinstance(error, OSError) and error.strerror:
+            where = f" {error.filename!r}" if error.filename else ""
+            message = (f"could not write{where}: {error.strerror}; the checkpoints already written are kept: "
+                       "continue with --resume latest once this is fixed")
+        print(f"axialrope train: {message}", file=sys.stderr)
         return 1
     if result.is_main_process:
         print(result_line(result))

@@ -89,21 +89,17 @@ def nearest_buckets(aspects: Sequence[float], buckets: Sequence[Bucket]) -> list
 class BucketBatchSampler(Sampler[list[tuple[int, Bucket]]]):
     """Batches of `(index, bucket)` keys; every key of a batch has the same bucket.
 
-    Each epoch the items are shuffled (generator seeded from (seed, epoch), so an epoch's
-    order is reproducible and `set_epoch` picks it) and cut into full batches per bucket;
-    the batch order is shuffled across buckets.
+    Each epoch (`set_epoch`) the items are shuffled by a generator seeded from (seed, epoch),
+    cut into full batches per bucket, and the batches shuffled across buckets.
 
     Args:
-        num_items: dataset length.
-        buckets: the sizes to train at.
-        batch_size: keys per batch.
+        num_items, buckets, batch_size: dataset length, the sizes to train at, keys per batch.
         item_buckets: the bucket index of every item (see `nearest_buckets`); None draws a
             bucket per batch, uniformly, for datasets that render at any size.
         seed: base seed of the shuffles.
         shuffle: False keeps the item order (and draws no buckets at random: round-robin).
-        num_replicas, rank: data-parallel sharding. Every process computes the same epoch
-            of batches and takes every `num_replicas`-th one from `rank` on, each process
-            the same number of batches (the remainder is dropped).
+        num_replicas, rank: data-parallel sharding: every process computes the same epoch and
+            takes every `num_replicas`-th batch from `rank` on, the same count each.
     """
 
     def __init__(

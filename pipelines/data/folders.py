@@ -1,39 +1,39 @@
 """Datasets of a user's own files: a folder of images, a folder of videos or of frame folders.
 
-Layouts:
-- images: class subfolders as torchvision's `ImageFolder` reads them (`root/<class>/<image>`,
-  labels from the sorted class names), or a flat folder of images (no labels; a folder with
-  images directly inside is read as flat and its subfolders are ignored);
-- videos: animated image files (GIF, WebP) and, with PyAV installed, video files (MP4, WebM,
-  MOV, ...) directly in `root`, and/or subfolders that each hold the frames of one video as
-  images (sorted by name); no labels.
+Layouts: images in class subfolders (`root/<class>/.../<image>`, labels from the sorted class
+names, as torchvision's `ImageFolder`) or flat (images directly in `root`: no labels, subfolders
+ignored); videos as animated GIF/WebP files, video files (MP4, WebM, MOV, ... with PyAV) and/or
+subfolders of frame images, directly in `root`. Hidden files and folders (".ipynb_checkpoints")
+are skipped, and no folder or file is read twice however links lead to it (a link loop ends).
 
-Every file is opened (header only) when the dataset is built, so a missing, empty or
-unreadable folder fails before any training starts, naming the culprit. Items are keyed
-like the procedural datasets: an index, or `(index, Bucket)`; each item is resized with
-torchvision to cover the bucket (aspect kept) and centre-cropped to it.
-
-Samples are dicts: "pixel_values" in [-1, 1], (3, h, w) for images and (3, t, h, w) for
-video, plus "class_labels" when the folder has classes.
+Every file is read whole when the dataset is built (a truncated image fails then, naming it,
+not mid-run), within `memory.MAX_IMAGE_PIXELS`. Images are read as a photo library shows them:
+turned upright by their EXIF orientation, 16-bit grey scaled to 8 bits. An item is centre-cropped
+to its bucket's aspect, then resized (never more pixels than the file holds, or the bucket).
+Samples: "pixel_values" in [-1, 1], (3, h, w) or (3, t, h, w), and "class_labels" with classes.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 import torchvision.transforms.v2.functional as TF
 from einops import rearrange
-from PIL import Image, ImageSequence
+from PIL import Image, ImageOps, ImageSequence
 from torch.utils.data import Dataset
-from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
+from torchvision.datasets.folder import IMG_EXTENSIONS
 
+from ..sampling.memory import MAX_ASPECT_MISMATCH, MAX_IMAGE_PIXELS
 from .buckets import Bucket, check_buckets
 from .video_io import CONTAINER_EXTENSIONS, av_available, probe_video, read_video_frames
 
 ANIMATION_EXTENSIONS = (".gif", ".webp")  # animated images that PIL decodes; containers go through PyAV
+_TURNED = (5, 6, 7, 8)  # EXIF orientations that swap width and height
 
 
 def _is_image(path: Path) -> bool:
@@ -49,17 +49,88 @@ def _check_folder(root: str | Path, argument: str) -> Path:
     return root
 
 
-def _open_header(path: Path) -> tuple[int, int, int]:
-    """(width, height, frame count) of an image file, read from its header; ValueError if unreadable."""
+class _Scan:
+    """Lists folders once each: entries sorted by name, hidden ones skipped, and any folder or file already
+    reached (through a link, a link loop or a bind) left out."""
+
+    def __init__(self):
+        self.seen: set[tuple[int, int]] = set()
+
+    def first_visit(self, path: Path) -> bool:
+        try:
+            status = path.stat()
+        except OSError:  # a broken link
+            return False
+        key = (status.st_dev, status.st_ino)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+    def entries(self, folder: Path) -> list[Path]:
+        return [p for p in sorted(folder.iterdir()) if not p.name.startswith(".") and self.first_visit(p)]
+
+    def images_under(self, folder: Path) -> list[Path]:
+        """Every image in `folder` and its subfolders, depth first, in name order."""
+        found = []
+        for entry in self.entries(folder):
+            if entry.is_dir():
+                found += self.images_under(entry)
+            elif _is_image(entry):
+                found.append(entry)
+        return found
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    """An image as a photo library shows it: turned by its EXIF orientation, 16-bit or float grey made
+    8-bit (PIL's own conversion would clip it to white)."""
+    image = ImageOps.exif_transpose(image)
+    if image.mode.startswith("I"):  # "I;16", "I;16B", ...: 16-bit grey; "I": 32-bit, from 16-bit files
+        grey = np.asarray(image).astype(np.float64) / 257
+        image = Image.fromarray(np.clip(np.rint(grey), 0, 255).astype(np.uint8), "L")
+    elif image.mode == "F":  # float grey, 0 to 1
+        image = Image.fromarray(np.clip(np.rint(np.asarray(image) * 255), 0, 255).astype(np.uint8), "L")
+    return image.convert("RGB")
+
+
+def _open_image(path: Path) -> Image.Image:
+    """PIL's image of `path`, its pixel count checked before decoding; the caller closes it."""
+    with warnings.catch_warnings():  # the pixel bound is checked here as an error, not PIL's warning
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        image = Image.open(path)
+    if image.width * image.height > MAX_IMAGE_PIXELS:
+        image.close()
+        raise ValueError(f"{image.width}x{image.height} pixels, more than the {MAX_IMAGE_PIXELS} an image may "
+                         "have (a decompression bomb, or a scan to shrink first)")
+    return image
+
+
+def _check_image(path: Path) -> tuple[int, int, int]:
+    """(width, height as shown upright, frame count) of an image file, decoding all its pixels; ValueError
+    naming the file if it cannot be read whole."""
     try:
-        with Image.open(path) as image:
-            return image.width, image.height, getattr(image, "n_frames", 1)
+        with _open_image(path) as image:
+            image.load()  # every pixel: a truncated or corrupt file fails here
+            turned = image.getexif().get(0x0112) in _TURNED
+            frames = getattr(image, "n_frames", 1)
+            return (image.height, image.width, frames) if turned else (image.width, image.height, frames)
     except Exception as error:  # PIL raises several types for bad files
-        raise ValueError(f"cannot read image {str(path)!r}: {error}") from error
+        raise ValueError(f"cannot read image {str(path)!r}: {error}") from None
+
+
+def _read_image(path: Path) -> torch.Tensor:
+    """(3, H, W) uint8 pixels of an image file, upright (see `_upright`)."""
+    try:
+        with _open_image(path) as image:
+            return TF.pil_to_tensor(_upright(image))
+    except Exception as error:
+        raise ValueError(f"cannot read image {str(path)!r}: {error}") from None
 
 
 def fit_to_bucket(pixels: torch.Tensor, height: int, width: int) -> torch.Tensor:
-    """Resize to cover height x width keeping the aspect (antialiased), then centre-crop.
+    """Centre-crop to the aspect of height x width, then resize to it (antialiased).
+
+    Cropping first keeps the work within the source's pixels and the bucket's, whatever the aspect.
 
     Args:
         pixels: (..., c, H, W) uint8 or float.
@@ -68,9 +139,9 @@ def fit_to_bucket(pixels: torch.Tensor, height: int, width: int) -> torch.Tensor
         (..., c, height, width) of the same dtype.
     """
     source_h, source_w = pixels.shape[-2:]
-    scale = max(height / source_h, width / source_w)
-    covering = [max(height, math.ceil(source_h * scale - 1e-6)), max(width, math.ceil(source_w * scale - 1e-6))]
-    return TF.center_crop(TF.resize(pixels, covering, antialias=True), [height, width])
+    crop_h = max(1, min(source_h, round(source_w * height / width)))
+    crop_w = max(1, min(source_w, round(source_h * width / height)))
+    return TF.resize(TF.center_crop(pixels, [crop_h, crop_w]), [height, width], antialias=True)
 
 
 def _to_model_range(pixels: torch.Tensor) -> torch.Tensor:
@@ -85,14 +156,28 @@ class _FolderDataset(Dataset):
     num_classes: int | None = None
     class_names: tuple[str, ...] | None = None
 
+    sizes: list[tuple[int, int]]  # (width, height) of every item, as shown
+
     def __init__(self, default_bucket: Bucket, random_flip: bool):
         self.random_flip = random_flip
-        self.check_buckets([default_bucket])
+        check_buckets([default_bucket], self.is_video, type(self).__name__)
         self.default_bucket = default_bucket
 
+    def _name(self, index: int) -> str:
+        raise NotImplementedError
+
     def check_buckets(self, buckets: Sequence[Bucket]) -> None:
-        """ValueError unless every bucket suits this dataset (frame count for video, none for images)."""
+        """ValueError unless every bucket suits this dataset (frame count for video, none for images), and every
+        item's aspect is within MAX_ASPECT_MISMATCH of its nearest bucket's (a 1 x 1000000 picture is refused)."""
         check_buckets(buckets, self.is_video, type(self).__name__)
+        logs = [math.log(b.aspect) for b in buckets]
+        limit = math.log(MAX_ASPECT_MISMATCH)
+        for index, (width, height) in enumerate(self.sizes):
+            if min(abs(math.log(width / height) - log) for log in logs) > limit:
+                raise ValueError(
+                    f"data_dir: {self._name(index)!r} is {width}x{height} pixels, an aspect more than "
+                    f"{MAX_ASPECT_MISMATCH:g} times off every training size's ({', '.join(str(b) for b in buckets)}): "
+                    "crop it, remove it, or add a --resolution of its shape")
 
     def _load(self, index: int, bucket: Bucket) -> dict[str, torch.Tensor]:
         raise NotImplementedError
@@ -118,35 +203,36 @@ class ImageFolderDataset(_FolderDataset):
 
     def __init__(self, root: str | Path, default_bucket: Bucket = Bucket(32, 32), random_flip: bool = False):
         self.root = _check_folder(root, "data_dir")
-        flat = sorted(p for p in self.root.iterdir() if _is_image(p))
+        scan = _Scan()
+        entries = scan.entries(self.root)
+        flat = [p for p in entries if _is_image(p)]
         if flat:
             self.paths, self.labels = flat, None
         else:
-            try:
-                classes, class_to_idx = find_classes(str(self.root))
-                items = make_dataset(str(self.root), class_to_idx, extensions=IMG_EXTENSIONS, allow_empty=True)
-            except FileNotFoundError:
-                items = []
-            if not items:
+            classes = [p for p in entries if p.is_dir()]
+            images = [scan.images_under(folder) for folder in classes]
+            if not any(images):
                 raise ValueError(
                     f"data_dir: {str(self.root)!r} holds no images ({', '.join(IMG_EXTENSIONS)}), "
                     "neither directly nor in class subfolders"
                 )
-            counts = torch.bincount(torch.tensor([label for _, label in items]), minlength=len(classes))
-            empty = [name for name, count in zip(classes, counts.tolist(), strict=True) if count == 0]
+            empty = [folder.name for folder, found in zip(classes, images, strict=True) if not found]
             if empty:  # a class without images would be a label the model never sees
                 raise ValueError(
                     f"data_dir: class folder(s) {', '.join(repr(n) for n in empty)} of {str(self.root)!r} hold no "
                     f"images ({', '.join(IMG_EXTENSIONS)}); add images or remove the folder(s)"
                 )
-            self.paths = [Path(path) for path, _ in items]
-            self.labels = torch.tensor([label for _, label in items])
-            self.class_names, self.num_classes = tuple(classes), len(classes)
-        self.sizes = [_open_header(path)[:2] for path in self.paths]  # (width, height), fails on a bad file
+            self.paths = [path for found in images for path in found]
+            self.labels = torch.tensor([label for label, found in enumerate(images) for _ in found])
+            self.class_names, self.num_classes = tuple(folder.name for folder in classes), len(classes)
+        self.sizes = [_check_image(path)[:2] for path in self.paths]  # reads every pixel: a bad file fails here
         super().__init__(default_bucket, random_flip)
 
     def __len__(self) -> int:
         return len(self.paths)
+
+    def _name(self, index: int) -> str:
+        return str(self.paths[index])
 
     @property
     def aspects(self) -> list[float]:
@@ -154,12 +240,7 @@ class ImageFolderDataset(_FolderDataset):
         return [w / h for w, h in self.sizes]
 
     def _load(self, index: int, bucket: Bucket) -> dict[str, torch.Tensor]:
-        path = self.paths[index]
-        try:
-            with Image.open(path) as image:
-                pixels = TF.pil_to_tensor(image.convert("RGB"))  # (3, H, W) uint8
-        except Exception as error:
-            raise ValueError(f"cannot read image {str(path)!r}: {error}") from error
+        pixels = _read_image(self.paths[index])  # (3, H, W) uint8, upright
         sample = {"pixel_values": _to_model_range(fit_to_bucket(pixels, bucket.height, bucket.width))}
         if self.labels is not None:
             sample["class_labels"] = self.labels[index]
@@ -185,9 +266,10 @@ class VideoFolderDataset(_FolderDataset):
         self.root = _check_folder(root, "data_dir")
         self.videos: list[Path | list[Path]] = []  # a file, or the sorted frame files of a folder
         unsupported = []
-        for entry in sorted(self.root.iterdir()):
+        scan = _Scan()
+        for entry in scan.entries(self.root):
             if entry.is_dir():
-                frames = sorted(p for p in entry.iterdir() if _is_image(p))
+                frames = [p for p in scan.entries(entry) if _is_image(p)]
                 if frames:
                     self.videos.append(frames)
             elif entry.suffix.lower() in ANIMATION_EXTENSIONS:
@@ -197,20 +279,20 @@ class VideoFolderDataset(_FolderDataset):
         if not self.videos:
             hint = (f" ({', '.join(p.name for p in unsupported[:3])} need PyAV: pip install av, or convert them "
                     "to frame folders)" if unsupported else "")
+            kinds = "/".join(ANIMATION_EXTENSIONS + CONTAINER_EXTENSIONS)
             raise ValueError(
-                f"data_dir: {str(self.root)!r} holds no videos: "
-                f"expected {'/'.join(ANIMATION_EXTENSIONS + CONTAINER_EXTENSIONS)} "
-                f"files or subfolders of frame images{hint}"
+                f"data_dir: {str(self.root)!r} holds no videos: expected {kinds} files or subfolders of frame "
+                f"images{hint}"
             )
         self.sizes, self.frame_counts = [], []
         for video in self.videos:
             if isinstance(video, list):
-                headers = [_open_header(frame) for frame in video]
+                headers = [_check_image(frame) for frame in video]
                 if len({h[:2] for h in headers}) > 1:
                     raise ValueError(f"frames of {str(video[0].parent)!r} differ in size")
                 (width, height, _), count = headers[0], len(headers)
             elif video.suffix.lower() in ANIMATION_EXTENSIONS:
-                width, height, count = _open_header(video)
+                width, height, count = _check_image(video)
             else:
                 width, height, count = probe_video(video)
             self.sizes.append((width, height))
@@ -229,6 +311,10 @@ class VideoFolderDataset(_FolderDataset):
     def __len__(self) -> int:
         return len(self.videos)
 
+    def _name(self, index: int) -> str:
+        video = self.videos[index]
+        return str(video[0].parent if isinstance(video, list) else video)
+
     @property
     def aspects(self) -> list[float]:
         """width / height of every video, for `buckets.nearest_buckets`."""
@@ -241,26 +327,23 @@ class VideoFolderDataset(_FolderDataset):
             if isinstance(video, Path) and video.suffix.lower() in CONTAINER_EXTENSIONS:
                 frames = list(read_video_frames(video, start, count))
             elif isinstance(video, Path):
-                with Image.open(video) as animation:
+                with _open_image(video) as animation:
                     frames = [
                         TF.pil_to_tensor(frame.convert("RGB"))
                         for i, frame in enumerate(ImageSequence.Iterator(animation))
                         if start <= i < start + count
                     ]
             else:
-                frames = []
-                for path in video[start : start + count]:
-                    with Image.open(path) as image:
-                        frames.append(TF.pil_to_tensor(image.convert("RGB")))
+                frames = [_read_image(path) for path in video[start : start + count]]
         except Exception as error:
-            raise ValueError(f"cannot read video {str(video)!r}: {error}") from error
+            raise ValueError(f"cannot read video {str(video)!r}: {error}") from None
         return torch.stack(frames)
 
     def _load(self, index: int, bucket: Bucket) -> dict[str, torch.Tensor]:
         spare = self.frame_counts[index] - bucket.frames
         if spare < 0:
-            raise ValueError(f"bucket {bucket} needs {bucket.frames} frames, "
-                             f"video {index} has {self.frame_counts[index]}")
+            raise ValueError(f"bucket {bucket} needs {bucket.frames} frames, video {index} has "
+                             f"{self.frame_counts[index]}")
         start = int(torch.randint(spare + 1, ()))
         frames = fit_to_bucket(self._read_frames(index, start, bucket.frames), bucket.height, bucket.width)
         return {"pixel_values": rearrange(_to_model_range(frames), "t c h w -> c t h w")}

@@ -1,25 +1,13 @@
 """The procedural scene distribution: a few coloured shapes on a gradient background.
 
-A scene is a set of continuous parameters in relative units, independent of any pixel
-grid, so one scene renders at any height x width (and any frame count) and a 32x32 and
-a 96x96 rendering of it are the same picture at two sampling rates. `render.py` turns
-scenes into pixels.
-
-Units:
-- lengths (the radius of a shape) are fractions of the frame's shorter side, so a
-  circle stays a circle in a non-square frame;
-- a shape's place is a fraction of its free range on each axis (0: touching the top or
-  left edge, 1: touching the bottom or right edge), so every shape lies inside the frame
-  whatever its aspect;
-- velocities are fractions of the frame height and width per frame, so a longer video
-  is longer, not slower.
-
-Slot 0 of every scene holds the main shape: always present, larger than all others and
-painted first (the others may overlap it a little). Its kind is the class label.
-
-Scene i of seed s is drawn from its own generator, seeded from (s, i), so a scene does
-not depend on the batch it is drawn in, and the image scene of index i is the first
-frame of the moving scene of index i.
+A scene is continuous parameters in relative units, independent of any pixel grid, so one
+scene renders at any height x width and frame count (`render.py` turns scenes into pixels):
+lengths are fractions of the frame's shorter side, a shape's place a fraction of its free
+range on each axis (so it lies inside the frame whatever its aspect), velocities fractions of
+the frame per frame (a longer video is longer, not slower). Slot 0 holds the main shape:
+always present, the largest, painted first; its kind is the class label. Scene i of seed s
+comes from its own generator, seeded from (s, i), so it does not depend on its batch, and
+the image scene i is the first frame of the moving scene i. See docs/training.md, "Data".
 """
 
 from __future__ import annotations

@@ -1,26 +1,14 @@
 """Synthetic text for context-extension studies: a small language and a passkey task.
 
-Everything is a deterministic function of two seeds: the language's seed fixes its
-grammar, and the `random.Random` passed to each sampler fixes the samples.
-
-The language. A sentence starts with a uniformly drawn word, continues along a sparse
-first-order Markov chain (each word has a few possible successors) for a random number
-of words, and is closed by END. With probability
-`copy_prob` a sentence is instead an exact copy of a uniformly chosen earlier sentence
-of the same document. The copies are the long-range structure: the later a token, the
-more earlier sentences it may repeat, and a model only predicts a copy well if it can
-attend to the source, however far back.
-
-The passkey task (Mohtashami and Jaggi, 2023, in tokens). As in the paper, the filler
-is a short passage repeated over and over (theirs: "The grass is green. The sky is blue.
-..."); here the passage is `passage_length` random digits and words, new for every example, so
-that only retrieval predicts the repeats, and copying is practised on digits too (a
-model that has copied digits only after one KEY per row did not learn to retrieve).
-Somewhere inside the filler sits KEY d1 .. dn END, and the sequence ends with
-QUERY KEY d1 .. dn, the way the original prompt repeats "The pass key is". A model that
-retrieves the key completes QUERY KEY with the right digits.
-
-Token ids: BOS, END, KEY, QUERY, the ten digits, then the words.
+Everything is a deterministic function of two seeds: the language's seed fixes its grammar,
+the `random.Random` passed to each sampler fixes the samples. A sentence follows a sparse
+first-order Markov chain from a uniformly drawn word to END; with probability `copy_prob` it
+is instead an exact copy of an earlier sentence of the document (the long-range structure a
+model predicts only by attending to the source). The passkey task (Mohtashami and Jaggi,
+2023, in tokens) hides KEY d1 .. dn END inside a filler passage repeated over and over (a new
+passage of digits and words for every example) and ends with QUERY KEY: a model that
+retrieves the key completes it with the right digits. Token ids: BOS, END, KEY, QUERY, the
+ten digits, then the words. See docs/text.md.
 """
 
 from __future__ import annotations

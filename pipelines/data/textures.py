@@ -1,25 +1,14 @@
 """Procedural stationary textures: bricks, stones, grass and clouds, at any size.
 
-Where a shapes scene (`scenes.py`) is one object framed by the picture, a texture is an
-endless plane with a fixed scale in pixels, and a picture of h x w pixels is a window
-onto it. So a 96x96 rendering shows more bricks than a 32x32 one, of the same size, and
-its first 32x32 pixels are the 32x32 rendering: every sample size has ground truth from
-the same distribution, the case of a stationary texture photographed wider.
-
-Families (the class label is the index into `TEXTURE_KINDS`), chosen for their
-different statistics:
-- bricks: a periodic running-bond tiling with mortar lines and a colour per brick,
-  slightly rotated (long-range order along two axes);
-- stones: a Voronoi tiling of jittered cell points with dark gaps, shaded towards the
-  edges (irregular cells, no period);
-- grass: oriented strokes, a sum of plane waves whose normals lie within a narrow fan
-  (strong orientation, short correlation across it);
-- clouds: isotropic band-limited noise, a sum of plane waves in a low frequency band
-  (smooth blobs, no edges).
-
-Texture i of seed s is drawn from its own generator, seeded from (s, i) (`mix_seed`), and
-every per-cell value (a brick's colour, a stone's point) is an integer hash of the cell and
-that texture, so a window does not depend on the batch or on the window's size.
+A texture is an endless plane at a fixed scale in pixels, and a picture of h x w pixels is a
+window onto it: a larger rendering shows more of it at the same scale, and its top-left
+corner is the smaller rendering, so every size has ground truth. The families (the class
+label indexes `TEXTURE_KINDS`) differ in their statistics: bricks (a slightly rotated
+running-bond tiling), stones (Voronoi cells with dark gaps), grass (plane waves within a
+narrow fan of directions) and clouds (isotropic band-limited noise). Texture i of seed s
+comes from its own generator seeded from (s, i), and every per-cell value is an integer hash
+of the cell and the texture, so a window depends neither on its batch nor on its size.
+See docs/training.md, "Data".
 """
 
 from __future__ import annotations
@@ -72,8 +61,8 @@ def sample_textures(seed: int, indices: Sequence[int] | torch.Tensor) -> Texture
     base = 0.15 + 0.7 * u[:, 1:4]  # any hue, never black or white
     # the second colour: the base made lighter or darker by 0.25 to 0.45, for contrast within the texture
     sign = torch.where(u[:, 4:5] < 0.5, -1.0, 1.0)
-    second = (base + sign * (0.25 + 0.2 * u[:, 5:6]) * torch.ones(3, dtype=u.dtype)
-              + 0.1 * (u[:, 6:7] - 0.5)).clamp(0, 1)
+    second = base + sign * (0.25 + 0.2 * u[:, 5:6]) * torch.ones(3, dtype=u.dtype) + 0.1 * (u[:, 6:7] - 0.5)
+    second = second.clamp(0, 1)
     rotation = {"bricks": 0.15, "stones": math.pi, "grass": math.pi, "clouds": math.pi}  # largest |angle|
     largest = torch.tensor([rotation[name] for name in TEXTURE_KINDS], dtype=u.dtype)[kind]
     salt = torch.tensor([mix_salt(seed, i) for i in indices], dtype=torch.int64)

@@ -5,15 +5,18 @@ weights that fit their config.json.
     check_pipeline_folder("outputs/pipe", "--model")              # a pipeline folder (model_index.json)
 
 Weights are read from safetensors only: a folder that holds only pickle weights (`*.bin`,
-`*.pt`, `*.ckpt`) is refused, never unpickled. Only headers are read (names, shapes, sizes),
-so the checks cost little even for a large model; the config is built into a model on the
-meta device (no memory) to compare its tensors with the file's. Every failure is a
-ValueError naming the argument, the file and what was expected.
+`*.pt`, `*.ckpt`) is refused, never unpickled. Only headers are read (names, shapes, sizes;
+the file is never mapped), so the checks cost little even for a large model, and weights
+that would not fit in memory are refused. A config.json whose depth disagrees with the
+weights is refused before any model is built; then the config is built on the meta device
+(no memory) to compare its tensors with the file's. Every failure is a ValueError naming
+the argument, the file and what was expected.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -25,18 +28,70 @@ _BLOCK = re.compile(r"blocks\.(\d+)\.")
 
 
 def read_json(path: Path, argument: str) -> Any:
-    """The JSON in `path`; ValueError naming `argument` and the file if it is missing or malformed."""
+    """The JSON in `path`; ValueError naming `argument` and the file if it is missing, malformed or too large
+    (`memory.MAX_TEXT_FILE_BYTES`)."""
+    from .memory import read_small_file
+
     if not path.is_file():
         raise ValueError(f"{argument}: {str(path)!r} is missing")
     try:
-        return json.loads(path.read_text())
+        return json.loads(read_small_file(path, argument).decode())
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{argument}: {str(path)!r} is not valid JSON: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{argument}: {str(path)!r} is nested too deeply") from None
+
+
+_DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
+                "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+
+
+def safetensors_header(file: Path, argument: str) -> dict[str, tuple[tuple[int, ...], int]]:
+    """Tensor name -> (shape, bytes) from a safetensors file's header, read without mapping the file.
+
+    ValueError naming `argument` for a header that is not safetensors' (its length past
+    `memory.MAX_SAFETENSORS_HEADER` or the file, malformed JSON, entries whose bytes do not match
+    their shape) and for a file that is shorter (truncated) or longer than its tensors."""
+    from .memory import MAX_SAFETENSORS_HEADER
+
+    size = file.stat().st_size
+    bad = f"{argument}: {str(file)!r} is truncated or corrupt"
+    with file.open("rb") as handle:
+        prefix = handle.read(8)
+        length = int.from_bytes(prefix, "little") if len(prefix) == 8 else -1
+        if not 0 < length <= min(MAX_SAFETENSORS_HEADER, size - 8):
+            raise ValueError(f"{bad} (a header of {length} bytes in a file of {size})")
+        try:
+            header = json.loads(handle.read(length))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise ValueError(f"{bad} (its header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{bad} (its header is not a JSON object)")
+    tensors, end = {}, 0
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            shape, (start, stop) = tuple(entry["shape"]), entry["data_offsets"]
+            count = math.prod(shape)
+            valid = all(isinstance(n, int) and n >= 0 for n in (*shape, start, stop)) and (
+                stop - start == count * _DTYPE_BYTES.get(entry["dtype"], (stop - start) // max(1, count)))
+        except (TypeError, KeyError, ValueError):
+            valid = False
+        if not valid:
+            raise ValueError(f"{bad} (its header entry for {name!r} is malformed)")
+        tensors[name], end = (shape, stop - start), max(end, stop)
+    if end != size - 8 - length:
+        what = "truncated" if end > size - 8 - length else "longer than its tensors"
+        raise ValueError(f"{argument}: {str(file)!r} is {what}: its tensors take {end} bytes after the header, the "
+                         f"file holds {size - 8 - length}")
+    return tensors
 
 
 def weight_shapes(folder: Path, argument: str) -> dict[str, tuple[int, ...]]:
-    """Tensor name -> shape from the safetensors header(s) of a diffusers model folder."""
-    from safetensors import SafetensorError, safe_open
+    """Tensor name -> shape from the safetensors header(s) of a diffusers model folder (headers only, never
+    mapped); ValueError if the weights would not fit in memory."""
+    from .memory import check_fits
 
     if (folder / WEIGHTS_INDEX).is_file():
         index = read_json(folder / WEIGHTS_INDEX, argument)
@@ -52,15 +107,13 @@ def weight_shapes(folder: Path, argument: str) -> dict[str, tuple[int, ...]]:
                 "can run code: convert them to safetensors") if pickles else ""
         raise ValueError(f"{argument}: {str(folder)!r} has no {WEIGHTS}{hint}")
     shapes: dict[str, tuple[int, ...]] = {}
+    total = 0
     for file in files:
         if not file.is_file():
             raise ValueError(f"{argument}: weights shard {str(file)!r} is missing")
-        try:
-            with safe_open(str(file), framework="pt") as weights:
-                for key in weights.keys():
-                    shapes[key] = tuple(weights.get_slice(key).get_shape())
-        except SafetensorError as error:
-            raise ValueError(f"{argument}: {str(file)!r} is truncated or corrupt ({error})") from None
+        for key, (shape, size) in safetensors_header(file, argument).items():
+            shapes[key], total = shape, total + size
+    check_fits(total, "cpu", f"{argument}: the weights in {str(folder)!r}", "load them on a machine with more memory")
     return shapes
 
 
@@ -82,6 +135,10 @@ def check_model_folder(folder: str | Path, argument: str = "model") -> dict[str,
     if config.get("_class_name", "DiT") != "DiT":
         raise ValueError(f"{argument}: {str(folder)!r} holds a {config.get('_class_name')!r}, not an axialrope DiT")
     shapes = weight_shapes(folder, argument)
+    blocks = {int(m.group(1)) for k in shapes if (m := _BLOCK.match(k))}
+    if blocks and len(blocks) != config.get("depth"):  # before a model of that depth is built
+        raise ValueError(f"{argument}: config.json says depth {config.get('depth')} but the weights hold "
+                         f"{len(blocks)} blocks; the config does not belong to these weights")
     try:
         with torch.device("meta"):  # shapes only: no memory, no initialisation cost
             model = DiT.from_config({k: v for k, v in config.items() if not k.startswith("_")})
@@ -91,10 +148,6 @@ def check_model_folder(folder: str | Path, argument: str = "model") -> dict[str,
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     if shapes == expected:
         return config
-    blocks = {int(m.group(1)) for k in shapes if (m := _BLOCK.match(k))}
-    if blocks and len(blocks) != config.get("depth"):
-        raise ValueError(f"{argument}: config.json says depth {config.get('depth')} but the weights hold "
-                         f"{len(blocks)} blocks; the config does not belong to these weights")
     missing, unexpected = sorted(set(expected) - set(shapes)), sorted(set(shapes) - set(expected))
     reshaped = sorted(k for k in set(expected) & set(shapes) if expected[k] != shapes[k])
     details = []

@@ -1,37 +1,20 @@
 """Checkpoints on disk: `checkpoints/checkpoint-<step>/`, safetensors and JSON only, durable, verified.
 
-A checkpoint folder holds (see `save_checkpoint`):
-
-    model.safetensors               the model's weights
-    optimizer.safetensors           the optimizer's tensors; its param groups in the file's metadata
-    ema.safetensors                 the EMA weights and counters (runs with EMA)
-    random_states_<r>.safetensors   process r's global generators (torch CPU, CUDA; Python, numpy)
-    scheduler.json                  the LR schedule's counters
-    trainer_state.json              step, micro-batches, data position, the run's seconds, process
-                                    count, and the size and sha256 of every file above
-
-Nothing in it is pickle, and nothing is unpickled on resume (`train_state` reads safetensors and
-JSON into plain values only). Files that the project does not write (an accelerate
-`custom_checkpoint_0.pkl`, a `*.bin`, a `*.pt`) are never opened.
-
-Durability: a checkpoint is written into `checkpoint-<step>.tmp`, every file and the folder
-are fsynced, the folder is renamed to its final name and the parent is fsynced (`publish`),
-so a crash or a power cut leaves either the complete checkpoint or none under the final name.
-`trainer_state.json` is written last, with the digests of the others. On resume,
-`find_resumable` verifies a checkpoint (every file present, of its size and digest, and
-loadable) and falls back from a damaged latest one to the newest good one, saying which and why.
-
-`publish` and `write_atomically` are the project's one way of making a file or folder appear
-durably under its final name; the text LM's single-file checkpoints use them too.
+A checkpoint folder holds model.safetensors, optimizer.safetensors, ema.safetensors (with EMA),
+random_states_<rank>.safetensors (one per process), scheduler.json and, written last,
+trainer_state.json: the step, the loop's counters, the run's config, the size and sha256 of every
+other file, and a digest of its own values. Nothing in it is pickle, and files this project does
+not write are never opened. A checkpoint is written into `checkpoint-<step>.tmp` and published
+(fsynced, renamed: `paths.publish`), so a crash leaves the complete checkpoint or none;
+`find_resumable` verifies one and falls back from a damaged latest to the newest good one, saying
+which and why. Pruning never deletes through a link. See docs/training.md, "Reliability".
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import json
 import re
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,84 +22,23 @@ from typing import Any
 
 from axialrope.validation import is_int, is_real
 
+from ..paths import fsync_path, publish, remove_tree, write_atomically, write_text_atomically
 from . import train_state
 from .train_state import StateFileError
 
 _NAME = re.compile(r"checkpoint-(\d+)")
 FORMAT = "axialrope-checkpoint"
-VERSION = 1
+VERSION = 2  # 2: trainer_state.json carries the run's config and a digest of its own values
 TRAINER_STATE = "trainer_state.json"
+STATE_DIGEST = "state_sha256"
 
 
 class DamagedCheckpointError(ValueError):
     """A checkpoint folder is incomplete, truncated, corrupt or not written by this project."""
 
 
-# -- durable writes (one implementation for every checkpoint) --------------------------------
-
-
-def fsync_path(path: str | Path) -> None:
-    """Flush a file's or a folder's entry to the disk (a folder's fsync makes renames inside it durable)."""
-    flags = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if Path(path).is_dir() else os.O_RDONLY
-    try:
-        descriptor = os.open(path, flags)
-    except OSError:  # some systems cannot open folders; their renames are as durable as they get
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass  # e.g. folders on Windows; the data itself was synced as files
-    finally:
-        os.close(descriptor)
-
-
-def publish(temporary: str | Path, final: str | Path) -> Path:
-    """Durably move a fully written file or folder to its final name.
-
-    fsyncs the file (or everything in the folder, then the folder), renames it over `final`
-    (atomic on one file system) and fsyncs the parent, so that after a crash `final` is the
-    old version or the complete new one. A folder cannot be renamed over another: an old
-    `final` folder is first moved aside to `<final>.old.tmp`, removed once the new one is in place.
-    """
-    temporary, final = Path(temporary), Path(final)
-    if temporary.is_dir():
-        for item in sorted(temporary.rglob("*"), reverse=True):  # files before the folders holding them
-            fsync_path(item)
-    fsync_path(temporary)
-    old = None
-    if temporary.is_dir() and final.exists():
-        old = final.with_name(final.name + ".old.tmp")
-        shutil.rmtree(old, ignore_errors=True)  # left by a crash during an earlier publish
-        final.rename(old)
-    os.replace(temporary, final)
-    fsync_path(final.parent)
-    if old is not None:
-        shutil.rmtree(old)
-    return final
-
-
-def write_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
-    """Write a file through `write(temporary_path)` beside `path`, then `publish` it as `path`.
-
-    A run killed mid-write leaves the previous `path` (or none), never a truncated one; the
-    temporary is removed if `write` raises.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(descriptor)
-    try:
-        write(Path(temporary))
-        os.chmod(temporary, 0o644)  # mkstemp made it private; these are ordinary files
-        return publish(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-
-
-def write_text_atomically(path: str | Path, text: str) -> Path:
-    """`write_atomically` for a text file."""
-    return write_atomically(path, lambda temporary: temporary.write_text(text))
+class CheckpointWriteError(RuntimeError):
+    """A checkpoint could not be written (a full disk, a folder turned read-only); nothing of it is left."""
 
 
 # -- names -----------------------------------------------------------------------------------
@@ -177,38 +99,50 @@ def save_checkpoint(
         step: the optimizer step just completed.
         components: file name -> value for `train_state.write_state`, written by the main
             process (model weights, optimizer, scheduler, EMA).
-        trainer: the counters for trainer_state.json (micro-batches, data position, seconds, ...).
+        trainer: the counters (and config) for trainer_state.json.
         total_limit: keep at most this many checkpoints (the oldest are deleted); None keeps all.
 
     Every process writes its own `random_states_<rank>.safetensors`. Returns the final folder.
+    CheckpointWriteError (nothing of the new checkpoint left) if a write fails, e.g. on a full disk.
     """
     root = Path(root)
     final = root / f"checkpoint-{step:06d}"
     temporary = final.with_name(final.name + ".tmp")
-    if accelerator.is_main_process:
-        root.mkdir(parents=True, exist_ok=True)
-        for stale in root.glob("checkpoint-*.tmp"):  # left by a crash during a save or a delete
-            shutil.rmtree(stale)
-        temporary.mkdir()
-    accelerator.wait_for_everyone()
-    mine = [train_state.write_state(temporary / f"random_states_{accelerator.process_index}.safetensors",
-                                    train_state.rng_states())]
-    if accelerator.is_main_process:
-        mine += [train_state.write_state(temporary / name, value) for name, value in components.items()]
-    for path in mine:
-        fsync_path(path)
-    accelerator.wait_for_everyone()  # every process has written its share
-    if accelerator.is_main_process:
-        files = {p.name: _describe(p) for p in sorted(temporary.iterdir())}
-        state = {"format": FORMAT, "version": VERSION, "step": step, "num_processes": accelerator.num_processes,
-                 **trainer, "files": files}
-        train_state.write_state(temporary / TRAINER_STATE, state)  # last: it vouches for the others
-        if final.exists():  # a re-run of the same step after a resume: replace it
-            _discard(final)
-        publish(temporary, final)
-        if total_limit is not None:
-            for old in list_checkpoints(root)[:-total_limit]:
-                _discard(old)
+    try:
+        if accelerator.is_main_process:
+            root.mkdir(parents=True, exist_ok=True)
+            for stale in root.glob("checkpoint-*.tmp"):  # left by a crash during a save or a delete
+                remove_tree(stale)
+            temporary.mkdir()
+        accelerator.wait_for_everyone()
+        mine = [train_state.write_state(temporary / f"random_states_{accelerator.process_index}.safetensors",
+                                        train_state.rng_states())]
+        if accelerator.is_main_process:
+            mine += [train_state.write_state(temporary / name, value) for name, value in components.items()]
+        for path in mine:
+            fsync_path(path)
+        accelerator.wait_for_everyone()  # every process has written its share
+        if accelerator.is_main_process:
+            files = {p.name: _describe(p) for p in sorted(temporary.iterdir())}
+            state = {"format": FORMAT, "version": VERSION, "step": step, "num_processes": accelerator.num_processes,
+                     **trainer, "files": files}
+            state[STATE_DIGEST] = _state_digest(state)
+            train_state.write_state(temporary / TRAINER_STATE, state)  # last: it vouches for the others
+            if final.exists() or final.is_symlink():  # a re-run of the same step after a resume: replace it
+                _discard(final)
+            publish(temporary, final)
+    except OSError as error:
+        if accelerator.is_main_process:
+            remove_tree(temporary)
+        last = latest_checkpoint(root)
+        kept = f"the last complete checkpoint is {last.name}" if last else "no checkpoint had been saved yet"
+        raise CheckpointWriteError(
+            f"could not write checkpoint-{step:06d} in {str(root)!r}: {error.strerror or error} "
+            f"({Path(error.filename).name if error.filename else 'a file'}); {kept}. Make room (or fix the folder) "
+            "and continue with --resume latest") from None
+    if accelerator.is_main_process and total_limit is not None:
+        for old in list_checkpoints(root)[:-total_limit]:
+            _discard(old)
     accelerator.wait_for_everyone()
     return final
 
@@ -225,12 +159,19 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _state_digest(state: dict[str, Any]) -> str:
+    """sha256 of trainer_state.json's values (all but the digest itself), as `write_state` encodes them."""
+    values = {k: v for k, v in state.items() if k != STATE_DIGEST}
+    return hashlib.sha256(json.dumps(train_state.encode(values, {}), sort_keys=True).encode()).hexdigest()
+
+
 def _discard(checkpoint: Path) -> None:
-    """Delete a checkpoint, first renaming it out of the complete set so a crash mid-delete leaves no broken one."""
+    """Delete a checkpoint, first renaming it out of the complete set so a crash mid-delete leaves no broken
+    one. A checkpoint that is a link loses only the link: nothing is deleted through it."""
     doomed = checkpoint.with_name(checkpoint.name + ".deleting.tmp")
     checkpoint.rename(doomed)
     fsync_path(doomed.parent)
-    shutil.rmtree(doomed)
+    remove_tree(doomed)
 
 
 # -- reading and verifying -------------------------------------------------------------------
@@ -271,9 +212,16 @@ def read_checkpoint(folder: str | Path, num_processes: int = 1, process_index: i
         raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} is not an axialrope checkpoint's (format "
                                      f"{FORMAT!r} version {VERSION}); checkpoints written by older versions "
                                      "cannot be resumed")
+    if state.get("version") == 1:
+        raise DamagedCheckpointError(f"{name}: written by an earlier axialrope (checkpoint version 1, whose "
+                                     f"{TRAINER_STATE} no digest covers); it cannot be resumed, and its "
+                                     "model.safetensors still holds the weights")
     if state.get("version") != VERSION or state.get("step") != step:
         raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} says version {state.get('version')!r}, step "
                                      f"{state.get('step')!r}; expected version {VERSION}, step {step}")
+    if state.get(STATE_DIGEST) != _state_digest(state):
+        raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} does not match its own digest ({STATE_DIGEST}): "
+                                     "its counters were edited or are corrupt")
     if state.get("num_processes") != num_processes:
         raise DamagedCheckpointError(f"{name}: written by {state.get('num_processes')} process(es), this run has "
                                      f"{num_processes}; resume with the same number of processes")
@@ -302,7 +250,8 @@ def read_checkpoint(folder: str | Path, num_processes: int = 1, process_index: i
         train_state.check_rng_states(rng)
     except StateFileError as error:
         raise DamagedCheckpointError(f"{name}: {error}") from None
-    trainer = {k: v for k, v in state.items() if k not in ("format", "version", "step", "num_processes", "files")}
+    trainer = {k: v for k, v in state.items()
+               if k not in ("format", "version", "step", "num_processes", "files", STATE_DIGEST)}
     problem = _trainer_problem(trainer)
     if problem:
         raise DamagedCheckpointError(f"{name}: {TRAINER_STATE}: {problem}")
@@ -324,6 +273,8 @@ def _trainer_problem(trainer: dict[str, Any]) -> str | None:
         return f"seconds must be a non-negative number, got {seconds!r}"
     if trainer.get("grad_scaler") is not None and not isinstance(trainer["grad_scaler"], dict):
         return "grad_scaler must be a mapping or null"
+    if not isinstance(trainer.get("config"), dict):
+        return "config must be the run's config, a mapping"
     return None
 
 
@@ -364,17 +315,17 @@ def find_resumable(
         if problems:
             report(f"resume: falling back to {checkpoint.folder.name}, the newest good checkpoint")
         if checkpoint.ignored:
-            report(f"resume: ignoring files this project does not write (never opened): "
-                   f"{', '.join(checkpoint.ignored)}")
+            ignored = ", ".join(checkpoint.ignored)
+            report(f"resume: ignoring files this project does not write (never opened): {ignored}")
         return checkpoint
     raise DamagedCheckpointError(
-        f"resume {resume!r}: no usable checkpoint ({'; '.join(problems)}); delete or move the damaged "
-        "checkpoints to start again from step 0"
+        f"resume {resume!r}: no usable checkpoint ({'; '.join(problems)}); move the damaged checkpoints "
+        "away, or start the run over with --overwrite-output-dir"
     )
 
 
 __all__ = [
-    "Checkpoint", "DamagedCheckpointError", "checkpoint_step", "find_resumable", "fsync_path", "latest_checkpoint",
-    "list_checkpoints", "publish", "read_checkpoint", "resolve_resume", "save_checkpoint", "write_atomically",
-    "write_text_atomically",
+    "Checkpoint", "CheckpointWriteError", "DamagedCheckpointError", "checkpoint_step", "find_resumable", "fsync_path",
+    "latest_checkpoint", "list_checkpoints", "publish", "read_checkpoint", "resolve_resume", "save_checkpoint",
+    "write_atomically", "write_text_atomically",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ OBJECTIVES = ("flow", "ddpm")
 TIMESTEP_SAMPLINGS = ("logit_normal", "uniform")
 MIXED_PRECISIONS = ("no", "bf16", "fp16")
 LR_SCHEDULERS = ("constant", "constant_with_warmup", "linear", "cosine")
+# fields that say how this invocation starts, not what the run is: config.yaml and checkpoints record them unset
+INVOCATION_FIELDS = ("resume", "overwrite_output_dir")
 
 
 def _help(text: str, **kwargs) -> Any:
@@ -40,7 +43,7 @@ class TrainConfig:
     data_dir: str | None = _help("folder of images or videos (data=image_folder or video_folder)", default=None)
     resolution: list[str] = _help(
         "training size(s) 'N', 'HxW' or 'TxHxW'; several make buckets, each batch from one",
-        default_factory=lambda: ["32"]
+        default_factory=lambda: ["32"],
     )
     frames: int = _help("frames per clip for video data (unless a resolution says TxHxW)", default=8)
     random_flip: bool = _help("flip folder items horizontally at random", default=False)
@@ -54,7 +57,7 @@ class TrainConfig:
     position_encoding: str = _help("rope (axial RoPE) or sincos (absolute baseline)", default="rope")
     rope_theta: list[float] = _help(
         "RoPE base: one for all axes, or one per axis (y x for images, t y x for video)",
-        default_factory=lambda: [10000.0]
+        default_factory=lambda: [10000.0],
     )
     patch_size: int = _help("spatial patch size p (tokens are p x p pixels)", default=2)
     temporal_patch_size: int = _help("temporal patch size r for video", default=1)
@@ -90,7 +93,10 @@ class TrainConfig:
     seed: int = _help("seed of data order, noise, initial weights", default=0)
     checkpointing_steps: int = _help("save_state every N optimizer steps", default=250)
     checkpoints_total_limit: int | None = _help("keep at most this many checkpoints (none: keep all)", default=2)
-    resume: str | None = _help("'latest' or a checkpoint folder to resume from", default=None)
+    resume: str | None = _help("'latest' or a checkpoint folder of this run to continue from", default=None)
+    overwrite_output_dir: bool = _help(
+        "start over in an output_dir that holds a run, deleting that run's files (else it is refused)", default=False
+    )
     log_every: int = _help("write the loss log every N steps", default=10)
     sample_steps: int = _help("sampler steps for the final sample grid", default=30)
     samples_per_class: int = _help("samples per class (or per row) in the final grid", default=8)
@@ -142,13 +148,18 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def run_dict(self) -> dict[str, Any]:
+        """What describes the run: every field but the INVOCATION_FIELDS (left at their defaults)."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in INVOCATION_FIELDS}
+        return {**self.to_dict(), **defaults}
+
     def save(self, path: str | Path) -> None:
-        """Write as YAML (the file `from_file` reads back), atomically."""
+        """Write `run_dict()` as YAML (the file `from_file` reads back), atomically."""
         import yaml
 
-        from .checkpoints import write_text_atomically
+        from ..paths import write_text_atomically
 
-        write_text_atomically(path, yaml.safe_dump(self.to_dict(), sort_keys=False))
+        write_text_atomically(path, yaml.safe_dump(self.run_dict(), sort_keys=False))
 
     # -- checks ------------------------------------------------------------------------------
 
@@ -179,13 +190,21 @@ class TrainConfig:
         for name in ("learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "max_grad_norm", "ema_decay",
                      "label_dropout", "guidance_scale"):
             value = getattr(self, name)
-            if not is_real(value) or value != value or value < 0:
-                raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+            if not is_real(value) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate!r}")
         for name in ("adam_beta1", "adam_beta2", "ema_decay", "label_dropout"):
             if not getattr(self, name) < 1:
                 raise ValueError(f"{name} must be below 1, got {getattr(self, name)!r}")
+        from ..objectives import check_guidance_scale
+        from ..sampling.memory import check_shuffle, check_steps
+
+        check_guidance_scale(self.guidance_scale)
+        if not isinstance(self.overwrite_output_dir, bool):
+            raise ValueError(f"overwrite_output_dir must be true or false, got {self.overwrite_output_dir!r}")
+        if self.overwrite_output_dir and self.resume is not None:
+            raise ValueError("overwrite_output_dir starts the run over and resume continues it: give one of them")
         from ..data.scenes import SceneConfig
 
         try:
@@ -202,7 +221,7 @@ class TrainConfig:
                              f"got data={self.data!r}")
         axes = 3 if self.is_video else 2
         if not isinstance(self.rope_theta, (list, tuple)) or len(self.rope_theta) not in (1, axes) or any(
-                not is_real(v) or not v > 1 for v in self.rope_theta):
+                not is_real(v) or not 1 < v < math.inf for v in self.rope_theta):
             raise ValueError(f"rope_theta must be one number above 1 or {axes} (one per axis), got {self.rope_theta!r}")
         if self.data in ("image_folder", "video_folder"):
             if not self.data_dir:
@@ -225,6 +244,7 @@ class TrainConfig:
         if not isinstance(self.output_dir, str) or not self.output_dir:
             raise ValueError(f"output_dir must be a folder path, got {self.output_dir!r}")
         check_output_folder(self.output_dir, "output_dir")
+        check_output_folder(Path(self.output_dir) / "checkpoints", "output_dir")  # a file there, or read-only
         if self.resume is not None and self.resume != "latest":
             from .checkpoints import checkpoint_step
 
@@ -248,6 +268,9 @@ class TrainConfig:
                     f"resolution {bucket}: {bucket.frames} frames are not divisible by "
                     f"temporal_patch_size {self.temporal_patch_size}"
                 )
+        if self.data not in ("image_folder", "video_folder"):  # a folder's items are bounded by its files
+            check_shuffle(self.dataset_size, self.batch_size, "dataset_size")
+        check_steps(self.sample_steps, "sample_steps")
         return self
 
 
@@ -258,21 +281,59 @@ def _check_int(config: TrainConfig, name: str, minimum: int) -> None:
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The mapping in a .yaml/.yml or .json file."""
+    """The mapping in a .yaml/.yml or .json file; ValueError for a file too large, malformed, or whose
+    YAML aliases expand past MAX_CONFIG_VALUES values."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"config file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     if suffix not in (".json", ".yaml", ".yml"):
         raise ValueError(f"config file must end in .yaml, .yml or .json, got {str(path)!r}")
     import yaml
 
+    from ..sampling.memory import read_small_file  # torch: imported when a file is read, not for --help
+
+    data = read_small_file(path, "config file")
     try:
-        text = path.read_text()
-        values = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+        text = data.decode()
+        values = json.loads(text) if suffix == ".json" else _load_yaml(text, str(path))
     except (UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as error:
         where = " ".join(str(error).split())  # the parser's position, on one line
         raise ValueError(f"config file {str(path)!r} is not valid {suffix[1:].upper()}: {where}") from None
+    except RecursionError:
+        raise ValueError(f"config file {str(path)!r} is nested too deeply for a config") from None
     if not isinstance(values, dict):
         raise ValueError(f"config file {str(path)!r} must hold a mapping of field names")
     return values
+
+
+def _load_yaml(text: str, where: str) -> Any:
+    """yaml.safe_load, once the document is known to expand to at most MAX_CONFIG_VALUES values: an alias
+    repeats a whole value, so a few hundred bytes can stand for billions of them."""
+    import yaml
+
+    from ..sampling.memory import MAX_CONFIG_VALUES
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        sizes: dict[int, int] = {}
+
+        def size(node, open_nodes: frozenset) -> int:  # values `node` expands to, each alias counted in full
+            if id(node) in open_nodes:
+                raise ValueError(f"config file {where!r}: a YAML alias refers to a value that holds it")
+            if id(node) not in sizes:
+                children = node.value if isinstance(node, yaml.SequenceNode) else (
+                    [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else [])
+                inner = open_nodes | {id(node)}
+                sizes[id(node)] = min(MAX_CONFIG_VALUES + 1, 1 + sum(size(child, inner) for child in children))
+            return sizes[id(node)]
+
+        if size(node, frozenset()) > MAX_CONFIG_VALUES:
+            raise ValueError(f"config file {where!r} expands to more than {MAX_CONFIG_VALUES} values (YAML aliases "
+                             "repeat whole values); a training config has a few dozen")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()

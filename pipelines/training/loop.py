@@ -1,36 +1,15 @@
 """The training loop: a DiT trained with accelerate on the data and objective of a `TrainConfig`.
 
-    from axialrope.pipelines.training.loop import train
-    from axialrope.pipelines.training.config import TrainConfig
     result = train(TrainConfig(max_steps=200, output_dir="outputs/quick"))
 
-Runs as one process or under `accelerate launch` with several (each process renders or
-reads its own share of the batches; gradients are averaged, so all hold the same weights).
-Only the main process writes outputs and shows progress.
-
-Reproducibility: initial weights come from `seed`; data order from (seed, epoch); the noise,
-timesteps and label dropout of micro-batch m on process r from a generator seeded with
-(seed, m * processes + r). Nothing random carries state from step to step except the
-global RNG (used by random flips), which every checkpoint stores per process, so a run
-resumed from a checkpoint continues exactly as if it had never stopped.
-
-Checkpoints (`checkpoints.py`) are safetensors and JSON only, written durably every
-`checkpointing_steps` and once more at the end of every run, so a run can always be
-continued with `--resume latest`; resuming verifies the checkpoint and falls back from a
-damaged latest one to the newest good one. The loss log is appended to (or replaced
-atomically on a resume), and its `seconds` count the run's time over all its invocations.
-
-Output folder:
-    config.yaml                      the resolved config
-    checkpoints/checkpoint-000500/   every `checkpointing_steps`, and at the end of the run
-    loss.jsonl, loss.png             the loss log and its plot
-    model/, model_ema/               `save_pretrained` of the trained and the EMA weights
-    pipeline/                        the EMA weights (raw ones without EMA) as an AxialDiTPipeline, at the end
-    pipeline-config/                 the same without weights, from the start: with it any checkpoint loads
-                                     as a pipeline (`axialrope sample --model <run>/checkpoints/<checkpoint>`)
-    samples.png                      a sample grid from the EMA weights (a row per class)
-
-The pipelines hold the class names of the data (a folder's subfolders in their id order).
+Runs as one process or under `accelerate launch` with several (each renders or reads its own
+share of the batches; all hold the same weights; only the main one writes and shows progress).
+Everything is checked before anything is written: the config, the run folder (see `run_folder`),
+every data file, the checkpoint a resume continues and what it may change, the memory of a step
+and of the final samples, the disk. The folder is locked for the run's life. The outputs (listed
+in docs/training.md) are written atomically, the run's `pipeline/` last, so a reader of the folder
+sees the finished run or, until then, its newest checkpoint. A run resumed from a checkpoint
+continues exactly as if it had never stopped: see docs/training.md, "Reliability".
 """
 
 from __future__ import annotations
@@ -52,11 +31,20 @@ from tqdm.auto import tqdm
 
 from ..data.scenes import mix_seed
 from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
+from ..paths import publish, remove_tree, write_atomically
 from .checkpoints import latest_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .loaders import build_dataset, build_loader
 from .outputs import LossLog, plot_loss, save_sample_grid
-from .resume import checkpoint_components, find_resume_point, restore, trainer_counters
+from .resume import (
+    checkpoint_components,
+    describe_changes,
+    find_resume_point,
+    restore,
+    resume_changes,
+    trainer_counters,
+)
+from .run_folder import RunFolderError, RunLock, check_run_start, clear_run
 
 
 class NonFiniteLossError(RuntimeError):
@@ -139,12 +127,31 @@ def _stop_if_not_finite(loss: torch.Tensor, accelerator: Accelerator, step: int,
     """Raise NonFiniteLossError on every process if any process's loss is NaN or infinite."""
     bad = accelerator.reduce((~torch.isfinite(loss.detach())).float(), reduction="sum")
     if bad.item() > 0:
-        last = latest_checkpoint(checkpoints)
-        kept = f"the last good checkpoint is {str(last)!r}" if last else "no checkpoint had been saved yet"
         raise NonFiniteLossError(
             f"training stopped: the loss is {loss.item()} at step {step + 1}; nothing of that step was applied and "
-            f"{kept}. Resume with --resume latest after lowering learning_rate or raising max_grad_norm clipping."
-        )
+            f"{_last_good(checkpoints)}. Resume with --resume latest after lowering learning_rate or raising "
+            "max_grad_norm clipping.")
+
+
+def _stop_if_weights_not_finite(model: torch.nn.Module, step: int, checkpoints: Path) -> None:
+    """NonFiniteLossError, before anything of `step` is saved, if a weight is NaN or infinite."""
+    if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        raise NonFiniteLossError(
+            f"training stopped: the weights are no longer finite after step {step}, so they were not saved; "
+            f"{_last_good(checkpoints)}. Lower learning_rate (or raise max_grad_norm clipping) and resume with "
+            "--resume latest.")
+
+
+def _last_good(checkpoints: Path) -> str:
+    last = latest_checkpoint(checkpoints)
+    return f"the last good checkpoint is {str(last)!r}" if last else "no checkpoint had been saved yet"
+
+
+def _final_sample_count(model, config: TrainConfig) -> tuple[int, int]:
+    """(samples in the final grid, rows): a row per class (or 4 rows); a video per row, else samples_per_class."""
+    num_classes = getattr(model.config, "num_classes", 0) or 0
+    rows = num_classes if num_classes else 4
+    return (rows if config.buckets[0].frames is not None else rows * config.samples_per_class), rows
 
 
 @torch.no_grad()
@@ -152,8 +159,7 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
     """Samples for the grid and the grid's row length: a row per class (or 4 rows), at the first bucket."""
     bucket = config.buckets[0]
     num_classes = getattr(model.config, "num_classes", 0) or 0
-    rows = num_classes if num_classes else 4
-    count = rows if bucket.frames is not None else rows * config.samples_per_class  # videos: one per row
+    count, rows = _final_sample_count(model, config)
     labels = torch.arange(rows).repeat_interleave(count // rows).to(device) if num_classes else None
     generator = torch.Generator().manual_seed(config.seed)
     shape = (count, model.config.in_channels, *bucket.size)
@@ -164,6 +170,29 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
     return samples, count // rows
 
 
+def _check_memory(model, config: TrainConfig, device) -> None:
+    """Before any work: a training step of the largest bucket, and the final sample grid, fit in memory."""
+    from ..sampling.memory import check_sampling_memory, check_training_memory
+
+    largest = max(config.buckets, key=lambda b: math.prod(b.size))
+    check_training_memory(model, config.batch_size, largest.size, device)
+    count, _ = _final_sample_count(model, config)
+    guidance = bool(model.config.num_classes) and config.guidance_scale != 1.0
+    check_sampling_memory(model, count, config.buckets[0].size, guidance, device, "samples_per_class (the final grid)",
+                          steps=config.sample_steps)
+
+
+def _check_disk(model, config: TrainConfig, output: Path) -> None:
+    """Before any work: room on the disk for a checkpoint (two while the oldest is pruned) and the final models."""
+    from ..paths import check_free_space
+
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    checkpoint = weights * (4 if config.ema_decay > 0 else 3)  # weights, Adam's two moments, EMA
+    finals = weights * (3 if config.ema_decay > 0 else 2)  # model/, model_ema/, pipeline/
+    copies = 1 if config.checkpoints_total_limit is None else 2
+    check_free_space(output, copies * checkpoint + finals, "output_dir", "a checkpoint and the final models")
+
+
 def _write_pipeline_config(model, dataset, objective, output: Path) -> None:
     """Main process: the run's pipeline without weights (pipeline-config/), so that every checkpoint and
     the final weights load as a pipeline with the data's class names and the objective's scheduler."""
@@ -172,42 +201,75 @@ def _write_pipeline_config(model, dataset, objective, output: Path) -> None:
 
     class_names = getattr(dataset, "class_names", None) if model.config.num_classes else None
     pipe = AxialDiTPipeline(model, objective.scheduler(), class_names, objective.name)
-    write_pipeline_config(pipe, output / PIPELINE_CONFIG)
+    publish(_staged(output / PIPELINE_CONFIG, lambda temporary: write_pipeline_config(pipe, temporary)),
+            output / PIPELINE_CONFIG)
+
+
+def _staged(folder: Path, save: Callable[[Path], None]) -> Path:
+    """`save(temporary)` into `<folder>.tmp` (cleared first); returns it, to be published."""
+    temporary = folder.with_name(folder.name + ".tmp")
+    remove_tree(temporary)
+    save(temporary)
+    return temporary
 
 
 def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective, output: Path) -> None:
-    """Main process: save_pretrained of the model and its EMA, the run's pipeline of the EMA weights
-    (raw without EMA), the sample grid and the loss plot."""
-    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config, save_pipeline
+    """Main process: model/ and model_ema/ (save_pretrained), the sample grid and the loss plot, then the run's
+    pipeline/ of the EMA weights (raw without EMA), last: until it appears, the folder serves the newest
+    checkpoint, which holds the same weights. Everything is written aside first, and published only once the
+    samples are known to be finite (NonFiniteLossError if not)."""
+    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config
 
     model = accelerator.unwrap_model(model)
-    model.save_pretrained(output / "model")
+    staged = {"model": _staged(output / "model", lambda temporary: model.save_pretrained(str(temporary)))}
     if ema is not None:
         ema.store(model.parameters())
         ema.copy_to(model.parameters())
-        model.save_pretrained(output / "model_ema")
-    save_pipeline(pipeline_from_config(output / PIPELINE_CONFIG, model), output / PIPELINE)
+        staged["model_ema"] = _staged(output / "model_ema", lambda temporary: model.save_pretrained(str(temporary)))
+    pipeline = _staged(output / PIPELINE, lambda temporary: pipeline_from_config(
+        output / PIPELINE_CONFIG, model).save_pretrained(str(temporary)))
     samples, per_row = _final_samples(model, config, objective, accelerator.device)
     if ema is not None:
         ema.restore(model.parameters())
     model.train()
-    save_sample_grid(samples, output / "samples.png", per_row)
-    plot_loss(output / "loss.jsonl", output / "loss.png")
+    if not torch.isfinite(samples).all():
+        for folder in (*staged.values(), pipeline):
+            remove_tree(folder)
+        raise NonFiniteLossError(
+            f"the final samples of the run are not finite (NaN or infinite), so no final model was written; the "
+            f"checkpoints are kept. The weights diverged: lower learning_rate ({config.learning_rate:g}) or raise "
+            "max_grad_norm clipping, and train again from an earlier checkpoint.")
+    for name, folder in staged.items():
+        publish(folder, output / name)
+    write_atomically(output / "samples.png", lambda temporary: save_sample_grid(samples, temporary, per_row))
+    write_atomically(output / "loss.png", lambda temporary: plot_loss(output / "loss.jsonl", temporary))
+    publish(pipeline, output / PIPELINE)
+
+
+def _all_agree(accelerator: Accelerator, ok: bool) -> bool:
+    """Whether `ok` holds on every process (a collective: every process must call it)."""
+    if accelerator.num_processes == 1:
+        return ok
+    flags = accelerator.gather(torch.tensor([1.0 if ok else 0.0], device=accelerator.device))
+    return bool(flags.min() > 0)
 
 
 def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None = None) -> TrainResult:
-    """Train a DiT as `config` says; see the module docstring for what is written where.
+    """Train a DiT as `config` says; see docs/training.md for what is written where.
 
     Args:
-        config: the run; validated (and folders scanned) before anything is trained.
+        config: the run; everything is checked (folders scanned, the resume verified) before anything is written.
         on_checkpoint: called on every process after each checkpoint with (step, folder).
 
     Returns:
-        TrainResult. Raises NonFiniteLossError if the loss stops being finite.
+        TrainResult. Raises ValueError (RunFolderError, DamagedCheckpointError, ...) for what is found before
+        any work; NonFiniteLossError if the loss or the weights stop being finite; CheckpointWriteError (or
+        OSError) if an output cannot be written.
     """
     started = time.perf_counter()
     config.validate()
-    dataset = build_dataset(config)  # reads folder headers: bad data fails here
+    check_run_start(config)  # a folder holding another run: refused before the data is read
+    dataset = build_dataset(config)  # reads every file: bad data fails here
 
     on_cpu = not torch.accelerator.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
     if config.mixed_precision == "fp16" and on_cpu:  # accelerate would silently train in float32: say so instead
@@ -215,10 +277,33 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     accelerator = Accelerator(
         mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps
     )
+    loader, sampler = build_loader(config, dataset, accelerator.num_processes, accelerator.process_index)
+    output = Path(config.output_dir)
+    lock, refused = RunLock(output, report=accelerator.print), None
+    if accelerator.is_main_process:
+        try:
+            lock.__enter__()
+        except RunFolderError as error:
+            refused = error
+    if not _all_agree(accelerator, refused is None):
+        raise refused or RunFolderError(f"output_dir {str(output)!r}: the main process could not lock it")
+    try:
+        return _train_locked(config, accelerator, dataset, loader, sampler, started, on_checkpoint)
+    finally:
+        if accelerator.is_main_process:
+            lock.__exit__(None, None, None)
+
+
+def _train_locked(config, accelerator, dataset, loader, sampler, started, on_checkpoint) -> TrainResult:
+    """`train` once the run folder is locked: the checks that read it, then the writes, the loop, the outputs."""
     output, checkpoints = Path(config.output_dir), Path(config.output_dir) / "checkpoints"
+    check_run_start(config)  # again, under the lock: another run may have written meanwhile
     resumed = find_resume_point(config.resume, checkpoints, accelerator)  # verified before anything is built
+    if resumed is not None:
+        changes = resume_changes(resumed.trainer["config"], config, resumed.folder.name)
     set_seed(config.seed)  # identical initial weights on every process
     model = build_model(config, dataset.num_classes)
+    _check_memory(model, config, accelerator.device)
     if config.init_from is not None and resumed is None:  # before the EMA copies the weights
         _initialize(model, config.init_from, accelerator)  # (a resumed run loads its checkpoint's instead)
     optimizer, lr_scheduler, ema = _optimization(config, model, accelerator.num_processes)
@@ -233,17 +318,30 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
         step, micro, seconds_before = resumed.step, trainer["micro_batches"], float(trainer["seconds"])
         epoch, skip = trainer["data"]["epoch"], trainer["data"]["batches_into_epoch"]
         accelerator.print(f"resuming from {resumed.folder} at step {step}")
+        accelerator.print(describe_changes(changes))
     elif config.resume == "latest":
         accelerator.print(f"resume latest: no checkpoint in {checkpoints} yet, starting from step 0")
     start_step, saved_step = step, (step if resumed is not None else None)
-    if accelerator.is_main_process:
-        output.mkdir(parents=True, exist_ok=True)
-        config.save(output / "config.yaml")
-        log = LossLog(output / "loss.jsonl", resume_step=step)
-
-    loader, sampler = build_loader(config, dataset, accelerator.num_processes, accelerator.process_index)
     objective = make_objective(config.objective, config.timestep_sampling)
+
+    # nothing was written before this point
+    refused = None
     if accelerator.is_main_process:
+        if config.overwrite_output_dir:
+            cleared = clear_run(output)
+            if cleared:
+                accelerator.print(f"overwrite_output_dir: deleted the previous run's {', '.join(cleared)}")
+        try:
+            _check_disk(unwrapped, config, output)
+        except ValueError as error:
+            refused = error
+    if not _all_agree(accelerator, refused is None):
+        raise refused or ValueError(f"output_dir {str(output)!r}: the main process found no room on its disk")
+    if accelerator.is_main_process:
+        if resumed is not None:  # the finished run's pipeline/ is out of date now: the newest checkpoint serves
+            remove_tree(output / "pipeline")
+        config.save(output / "config.yaml")
+        log = LossLog(output / "loss.jsonl", resume_step=step, report=accelerator.print)
         _write_pipeline_config(unwrapped, dataset, objective, output)
     null_class = unwrapped.null_class
     batches = _endless_batches(loader, sampler, epoch, skip)
@@ -254,54 +352,62 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
 
     def checkpoint() -> None:
         nonlocal saved_step
-        trainer = trainer_counters(accelerator, micro, len(sampler), run_seconds())
-        components = (checkpoint_components(unwrapped, optimizer, lr_scheduler, ema) if accelerator.is_main_process
-                      else {})
+        _stop_if_weights_not_finite(unwrapped, step, checkpoints)
+        trainer = trainer_counters(accelerator, micro, len(sampler), run_seconds(), config)
+        main = accelerator.is_main_process
+        components = checkpoint_components(unwrapped, optimizer, lr_scheduler, ema) if main else {}
         folder = save_checkpoint(accelerator, checkpoints, step, components, trainer, config.checkpoints_total_limit)
         saved_step = step
         if on_checkpoint is not None:
             on_checkpoint(step, folder)
 
-    model.train()
-    while step < config.max_steps:
-        batch = next(batches)
-        generator.manual_seed(mix_seed(config.seed, micro * accelerator.num_processes + accelerator.process_index))
-        micro += 1
-        x0 = batch["pixel_values"].to(accelerator.device)
-        labels = batch.get("class_labels") if null_class is not None else None
-        if labels is not None:
-            labels = drop_labels(labels.to(accelerator.device), config.label_dropout, null_class, generator)
-        with accelerator.accumulate(model):
-            loss = training_loss(model, objective, x0, labels, generator, config.frame_noise_correlation)
-            _stop_if_not_finite(loss, accelerator, step, checkpoints)
-            accelerator.backward(loss)
-            if accelerator.sync_gradients and config.max_grad_norm > 0:
-                accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-            optimizer.step()
-            lr_scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-        window.append(loss.detach())
-        if not accelerator.sync_gradients:
-            continue
+    def steps() -> None:
+        nonlocal step, micro, window, mean_loss
+        while step < config.max_steps:
+            batch = next(batches)
+            generator.manual_seed(mix_seed(config.seed, micro * accelerator.num_processes + accelerator.process_index))
+            micro += 1
+            x0 = batch["pixel_values"].to(accelerator.device)
+            labels = batch.get("class_labels") if null_class is not None else None
+            if labels is not None:
+                labels = drop_labels(labels.to(accelerator.device), config.label_dropout, null_class, generator)
+            with accelerator.accumulate(model):
+                loss = training_loss(model, objective, x0, labels, generator, config.frame_noise_correlation)
+                _stop_if_not_finite(loss, accelerator, step, checkpoints)
+                accelerator.backward(loss)
+                if accelerator.sync_gradients and config.max_grad_norm > 0:
+                    accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                optimizer.step()
+                lr_scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+            window.append(loss.detach())
+            if not accelerator.sync_gradients:
+                continue
 
-        step += 1
-        if ema is not None:
-            ema.step(unwrapped.parameters())
-        progress.update(1)
-        if step % config.log_every == 0 or step == config.max_steps:
-            mean_loss = accelerator.reduce(torch.stack(window).mean(), reduction="mean").item()
-            window = []
-            progress.set_postfix(loss=f"{mean_loss:.4f}")
-            if accelerator.is_main_process:
-                log.write(step, mean_loss, lr_scheduler.get_last_lr()[0], run_seconds())
-        if step % config.checkpointing_steps == 0:
+            step += 1
+            if ema is not None:
+                ema.step(unwrapped.parameters())
+            progress.update(1)
+            if step % config.log_every == 0 or step == config.max_steps:
+                mean_loss = accelerator.reduce(torch.stack(window).mean(), reduction="mean").item()
+                window = []
+                progress.set_postfix(loss=f"{mean_loss:.4f}")
+                if accelerator.is_main_process:
+                    log.write(step, mean_loss, lr_scheduler.get_last_lr()[0], run_seconds())
+            if step % config.checkpointing_steps == 0:
+                checkpoint()
+        if saved_step != step:  # every run ends on a checkpoint, so that it can be continued
             checkpoint()
-    if saved_step != step:  # every run ends on a checkpoint, so that it can be continued
-        checkpoint()
-    progress.close()
+
+    model.train()
+    try:
+        steps()
+    finally:
+        progress.close()  # ends its line, so that an error's line starts on its own
 
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
+        _stop_if_weights_not_finite(unwrapped, step, checkpoints)
         _write_final_outputs(accelerator, model, ema, config, objective, output)
     accelerator.wait_for_everyone()
     is_main = accelerator.is_main_process

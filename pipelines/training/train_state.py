@@ -1,19 +1,15 @@
 """Training state as safetensors and JSON, never pickle: optimizer, LR schedule, EMA, RNG states.
 
-`write_state(path, value)` stores a nested value of dicts, lists, tuples, numbers, strings,
-None, numpy arrays and torch tensors: the tensors go into a safetensors file, the rest into
-a JSON structure in which each tensor is a reference (`{"__tensor__": "3"}`). A `.json` path
-takes values without tensors, a `.safetensors` path keeps the structure in the file's own
-metadata, so every state file is one self-contained file. `read_state` is the inverse. It
-only ever builds these node types: reading a file can fail, but it cannot run code (there is
-no pickle, and no type named in a file is ever looked up).
-
     write_state(folder / "optimizer.safetensors", optimizer.state_dict())
     optimizer.load_state_dict(read_state(folder / "optimizer.safetensors"))
 
-`rng_states()` / `set_rng_states(states)` capture and restore the global generators a training
-process draws from (torch CPU and CUDA, Python's `random`, numpy); `check_rng_states` validates
-states without applying them, so that a corrupt one is refused before anything is changed.
+`write_state` stores nested dicts, lists, tuples, numbers, strings, None, numpy arrays and
+tensors: the tensors in a safetensors file, the rest as JSON in which a tensor is a reference
+(`{"__tensor__": "3"}`), in the file's own metadata (a `.json` path: no tensors). `read_state`
+builds only these node types: reading a file can fail, never run code (no pickle, no type named
+in a file is looked up). `rng_states` / `set_rng_states` capture and restore a process's global
+generators (torch CPU and CUDA, Python, numpy); `check_rng_states` refuses a corrupt state
+before anything changes.
 """
 
 from __future__ import annotations

@@ -56,7 +56,8 @@ def test_the_scheduler_flag_lists_every_scheduler_of_each_objective():
 
 def test_fps_is_a_flag_of_sample_only_and_documented():
     sample_help = command_parser("sample")[1].format_help()
-    assert re.search(r"--fps FPS\s+frames per second of a video model's GIF and MP4\s+\(default: 4.0\)", sample_help)
+    assert re.search(r"--fps FPS\s+frames per second of a video model's GIF and MP4, 0.01\s+to 100 \(default: 4.0\)",
+                     sample_help)
     with pytest.raises(SystemExit):
         command_parser("compare")[1].parse_args(["--fps", "3"])  # compare writes one PNG: no frame rate
 

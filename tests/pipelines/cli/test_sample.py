@@ -145,7 +145,7 @@ def test_make_extrapolation_resolves_auto_only_through_its_caller():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--model", "no/such/folder"], "does not exist"),
+        (["--model", "no/such/folder"], "no such folder"),
         (["--extrapolation", "ntk-aware"], "method must be one of"),
         (["--option", "beta_fast"], "KEY=VALUE"),
         (["--option", "beta_fast=0.5"], "beta_fast > beta_slow"),
@@ -167,7 +167,19 @@ def test_output_names_are_checked_before_sampling(tiny_folders, tmp_path, capsys
     assert main(video + ["--out", str(tmp_path / "clip.avi")]) == 2
     assert "a video model's output must end in one of .png, .gif, .mp4" in capsys.readouterr().err
     assert main(video + ["--fps", "0", "--out", str(tmp_path / "clip.gif")]) == 2
-    assert "--fps must be a positive number, got 0.0" in capsys.readouterr().err
+    assert "--fps must be a number from 0.01 to 100" in capsys.readouterr().err
     assert main(["compare", "--model", str(tiny_folders / "image"), "--out", str(tmp_path / "c.mp4")]) == 2
     assert "output must end in one of .png" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_classes_are_names_first_then_ascii_ids():
+    """Class folders named "1", "2", "3" are names: --classes 1 is the class "1" (id 0), not id 1; "٣" is no id."""
+    from types import SimpleNamespace
+
+    from axialrope.pipelines.cli.sample import class_label
+
+    numbered = SimpleNamespace(config=SimpleNamespace(class_names=["1", "2", "3"]))
+    assert [class_label(numbered, text) for text in ("1", "3", "0")] == ["1", "3", 0]
+    plain = SimpleNamespace(config=SimpleNamespace(class_names=["circle", "ring"]))
+    assert [class_label(plain, text) for text in ("ring", "1", "\u0663")] == ["ring", 1, "\u0663"]

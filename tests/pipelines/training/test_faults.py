@@ -101,8 +101,8 @@ def test_a_run_killed_mid_step_or_mid_checkpoint_resumes_to_the_same_weights(tmp
     assert ("checkpoint-000004.tmp" in left) == (mode == "mid-checkpoint")
 
     result = loop.train(TrainConfig.from_dict(dict(killed, resume="latest")))
-    assert (f"resuming from {tmp_path / 'killed' / 'checkpoints' / complete[-1]} at step {resumes_from}"
-            in capsys.readouterr().out)
+    resumed_from = tmp_path / "killed" / "checkpoints" / complete[-1]
+    assert f"resuming from {resumed_from} at step {resumes_from}" in capsys.readouterr().out
     assert (result.steps, result.start_step, result.invocation_steps) == (6, resumes_from, 6 - resumes_from)
     assert_same_run(tmp_path / "killed", straight)
     assert not list((tmp_path / "killed" / "checkpoints").glob("*.tmp"))  # the stale one was cleared
@@ -157,6 +157,7 @@ def test_a_corrupt_rng_state_is_an_error_not_a_silent_fresh_start(tmp_path, stra
     # even with the digests rewritten to match (a crafted checkpoint), the state itself is refused
     trainer = json.loads((folder / "trainer_state.json").read_text())
     trainer["files"]["random_states_0.safetensors"] = checkpoints._describe(folder / "random_states_0.safetensors")
+    trainer["state_sha256"] = checkpoints._state_digest(trainer)
     (folder / "trainer_state.json").write_text(json.dumps(trainer))
     with pytest.raises(DamagedCheckpointError, match="random states are corrupt"):
         loop.train(TrainConfig.from_dict(dict(COMMON, output_dir=str(run), resume=str(folder))))
@@ -238,7 +239,7 @@ def test_an_explicit_damaged_checkpoint_is_refused_with_exit_code_2(tmp_path, st
     from axialrope.pipelines.cli import main
 
     run = copy_run(straight, tmp_path / "run")
-    folder = run / "checkpoints" / "checkpoint-000004"
+    folder = run / "checkpoints" / "checkpoint-000006"
     (folder / "optimizer.safetensors").write_bytes(b"\x00" * 10)
     before = sorted(p.relative_to(run) for p in run.rglob("*"))
     code = main(["train", "--output-dir", str(run), "--resume", str(folder), *_flags(COMMON)])
@@ -248,11 +249,13 @@ def test_an_explicit_damaged_checkpoint_is_refused_with_exit_code_2(tmp_path, st
 
 
 def test_checkpoints_are_fsynced_before_and_after_their_rename(tmp_path, monkeypatch):
+    from axialrope.pipelines import paths
+
     events = []
     real_replace = os.replace
-    monkeypatch.setattr(checkpoints, "fsync_path", lambda path: events.append(("fsync", Path(path).name)))
-    monkeypatch.setattr(checkpoints.os, "replace", lambda a, b: (events.append(("rename", Path(b).name)),
-                                                                 real_replace(a, b)))
+    monkeypatch.setattr(paths, "fsync_path", lambda path: events.append(("fsync", Path(path).name)))
+    monkeypatch.setattr(paths.os, "replace", lambda a, b: (events.append(("rename", Path(b).name)),
+                                                           real_replace(a, b)))
     config = TrainConfig.from_dict(dict(COMMON, max_steps=1, checkpointing_steps=1, gradient_accumulation_steps=1,
                                         output_dir=str(tmp_path / "run")))
     loop.train(config)

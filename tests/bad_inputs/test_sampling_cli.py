@@ -1,0 +1,264 @@
+"""Bad inputs of sampling: model and pipeline folders, the pipeline's call, output paths, devices, and
+`axialrope sample` / `axialrope compare`."""
+
+import math
+import os
+
+import pytest
+import torch
+
+from axialrope.models import DiT
+from axialrope.pipelines.cli.preflight import check_device
+from axialrope.pipelines.objectives import make_objective, sample
+from axialrope.pipelines.paths import check_free_space, check_output_file, check_output_folder
+from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
+from axialrope.pipelines.sampling.memory import check_sampling_memory
+
+NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+
+
+def nan_weights_pipe(k):
+    """A tiny DiT pipeline with one NaN weight: its samples cannot be finite."""
+    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+
+    model = k.dit()
+    with torch.no_grad():
+        next(model.parameters()).fill_(math.nan)
+    pipe = AxialDiTPipeline.from_model(model)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+def band(up_to_scale, method="pi", entropy_scaling=False) -> dict:
+    """One band of an AxialDiTPipeline's default_extrapolation."""
+    return {"up_to_scale": up_to_scale, "method": method, "entropy_scaling": entropy_scaling}
+
+
+# (id, make(kit) -> the call, error type, a word of the message)
+CASES = [
+    # model and pipeline folders
+    ("load-dit-truncated-weights",
+     lambda k: (f := k.model_folder(), k.truncate(k.weights_file(f)), lambda: load_dit(f))[-1],
+     ValueError, "truncated"),
+    ("load-dit-corrupt-weights",
+     lambda k: (f := k.model_folder(), k.weights_file(f).write_bytes(b"\x08" + b"\x00" * 7 + b"{]"),
+                lambda: load_dit(f))[-1], ValueError, "corrupt"),
+    ("load-dit-malformed-config",
+     lambda k: (f := k.model_folder(), k.write("model/config.json", "{depth: 2"), lambda: load_dit(f))[-1],
+     ValueError, "JSON"),
+    ("load-dit-config-depth-disagrees",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", depth=1), lambda: load_dit(f))[-1],
+     ValueError, "depth"),
+    ("load-dit-config-deeper-than-weights",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", depth=4), lambda: load_dit(f))[-1],
+     ValueError, "depth"),
+    ("load-dit-config-width-disagrees",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", hidden_size=32), lambda: load_dit(f))[-1],
+     ValueError, "shape"),
+    ("load-dit-config-classes-disagree",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", num_classes=5), lambda: load_dit(f))[-1],
+     ValueError, "config.json"),
+    ("load-dit-config-invalid",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", patch_size=0), lambda: load_dit(f))[-1],
+     ValueError, "valid DiT"),
+    ("load-dit-pickle-weights-only",
+     lambda k: (f := k.model_folder(), k.weights_file(f).rename(f / "model.bin"), lambda: load_dit(f))[-1],
+     ValueError, "pickle"),
+    ("from-pretrained-with-use-safetensors-refuses-a-bin",
+     lambda k: (f := k.model_folder(), k.weights_file(f).rename(f / "diffusion_pytorch_model.bin"),
+                lambda: DiT.from_pretrained(f, use_safetensors=True))[-1], OSError, "safetensors"),
+    ("load-dit-other-class",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", _class_name="UNet2DModel"),
+                lambda: load_dit(f))[-1], ValueError, "DiT"),
+    ("load-pipeline-malformed-index",
+     lambda k: (f := k.pipeline_folder(), k.write("pipe/model_index.json", "{"),
+                lambda: load_pipeline(str(f), "cpu"))[-1], ValueError, "JSON"),
+    ("load-pipeline-foreign-transformer",
+     lambda k: (f := k.pipeline_folder(), k.edit_json(f / "model_index.json", transformer=["os", "system"]),
+                lambda: load_pipeline(str(f), "cpu"))[-1], ValueError, "axialrope"),
+    ("load-pipeline-truncated-transformer",
+     lambda k: (f := k.pipeline_folder(), k.truncate(k.weights_file(f / "transformer")),
+                lambda: load_pipeline(str(f), "cpu"))[-1], ValueError, "truncated"),
+    ("load-pipeline-malformed-scheduler",
+     lambda k: (f := k.pipeline_folder(), k.write("pipe/scheduler/scheduler_config.json", "]"),
+                lambda: load_pipeline(str(f), "cpu"))[-1], ValueError, "JSON"),
+    ("load-pipeline-bad-default-extrapolation",
+     lambda k: (f := k.pipeline_folder(), k.edit_json(f / "model_index.json", 
+               default_extrapolation=[band(None, "yarnn")]),
+                lambda: load_pipeline(str(f), "cpu"))[-1], ValueError, "default_extrapolation"),
+    ("load-dit-weights-with-a-sparse-84-gib-tail",
+     lambda k: (f := k.model_folder(), k.sparse_tail(k.weights_file(f), 84), lambda: load_dit(f))[-1],
+     ValueError, "longer than its tensors"),
+    ("load-dit-weights-larger-than-memory",
+     lambda k: (f := k.model_folder(), k.claimed_weights(k.weights_file(f), 84), k.limit_memory(8),
+                lambda: load_dit(f))[-1], ValueError, "GiB"),
+    ("load-dit-header-longer-than-the-file",
+     lambda k: (f := k.model_folder(), k.weights_file(f).write_bytes((1 << 40).to_bytes(8, "little") + b"{}"),
+                lambda: load_dit(f))[-1], ValueError, "truncated or corrupt"),
+    ("load-dit-config-depth-1e8",
+     lambda k: (f := k.model_folder(), k.edit_json(f / "config.json", depth=10**8), lambda: load_dit(f))[-1],
+     ValueError, "depth 100000000"),
+    ("load-dit-config-of-2-mib",
+     lambda k: (f := k.model_folder(), k.write("model/config.json", "{" + " " * (2 << 20) + "}"),
+                lambda: load_dit(f))[-1], ValueError, "bytes"),
+    ("load-dit-config-nested-too-deeply",
+     lambda k: (f := k.model_folder(), k.write("model/config.json", "[" * 100_000 + "]" * 100_000),
+                lambda: load_dit(f))[-1], ValueError, "nested too deeply"),
+    # the pipeline's call and its pre-flight
+    ("sample-negative-guidance",
+     lambda k: lambda: sample(k.dit(), make_objective("flow"), torch.zeros(1, 3, 8, 8), torch.tensor([0]), 1, -1.0, 2),
+     ValueError, "guidance_scale"),
+    ("pipeline-negative-guidance",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=-2.0, num_inference_steps=1),
+     ValueError, "guidance_scale"),
+    ("pipeline-nan-guidance",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=math.nan), ValueError, "guidance"),
+    ("pipeline-inf-guidance",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=math.inf), ValueError, "guidance_scale"),
+    ("pipeline-guidance-1e30",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=1e30), ValueError, "guidance_scale"),
+    ("pipeline-guidance-1000",
+     lambda k: lambda: k.pipe(class_labels=[0], guidance_scale=1000.0), ValueError, "guidance_scale"),
+    ("pipeline-nan-latents",
+     lambda k: lambda: k.pipe(class_labels=[0], latents=torch.full((1, 3, 32, 32), math.nan)),
+     ValueError, "latents must be finite"),
+    ("pipeline-inf-latents",
+     lambda k: lambda: k.pipe(class_labels=[0], latents=torch.full((1, 3, 32, 32), math.inf)),
+     ValueError, "latents must be finite"),
+    ("pipeline-callback-nan-latents",
+     lambda k: lambda: k.pipe(class_labels=[0], num_inference_steps=1, callback_on_step_end=lambda pipe, i, ts, kw: {
+         "latents": torch.full_like(kw["latents"], math.nan)}), ValueError, "not finite"),
+    ("pipeline-nan-weights",
+     lambda k: (q := nan_weights_pipe(k), lambda: q(class_labels=[0], num_inference_steps=1))[-1],
+     ValueError, "not finite"),
+    ("pipeline-extrapolation-unknown-with-entropy",
+     lambda k: lambda: k.pipe(class_labels=[0], extrapolation="yarnn+entropy"), ValueError, "method"),
+    ("pipeline-extrapolation-entropy-alone",
+     lambda k: lambda: k.pipe(class_labels=[0], extrapolation="+entropy"), ValueError, "method"),
+    ("default-extrapolation-not-a-list",
+     lambda k: lambda: k.pipe.set_default_extrapolation("pi"), TypeError, "default_extrapolation"),
+    ("default-extrapolation-unknown-method",
+     lambda k: lambda: k.pipe.set_default_extrapolation([band(None, "dype")]),
+     ValueError, "default_extrapolation band 0"),
+    ("default-extrapolation-decreasing",
+     lambda k: lambda: k.pipe.set_default_extrapolation([band(3.0), band(2.0)]), ValueError, "must increase"),
+    ("default-extrapolation-zero-scale",
+     lambda k: lambda: k.pipe.set_default_extrapolation([band(0.0)]), ValueError, "up_to_scale"),
+    ("sampling-memory-huge",
+     lambda k: lambda: check_sampling_memory(k.pipe.transformer, 4, (1 << 16, 1 << 16), True, "cpu"),
+     ValueError, "GiB"),
+    # output paths and devices
+    ("out-is-a-folder", lambda k: lambda: check_output_file(k.tmp, "--out"), ValueError, "folder"),
+    ("out-under-a-file",
+     lambda k: (k.write("f", "x"), lambda: check_output_file(k.tmp / "f" / "x.png", "--out"))[-1],
+     ValueError, "is a file"),
+    ("output-folder-under-a-file",
+     lambda k: (k.write("f", "x"), lambda: check_output_folder(k.tmp / "f" / "a" / "b", "--output-dir"))[-1],
+     ValueError, "is a file"),
+    ("out-a-fifo",
+     lambda k: (os.mkfifo(k.tmp / "f.png"), lambda: check_output_file(k.tmp / "f.png", "--out"))[-1],
+     ValueError, "not a regular file"),
+    ("out-name-too-long",
+     lambda k: lambda: check_output_file(k.tmp / ("x" * 300 + ".png"), "--out"), ValueError, "this file system allows"),
+    ("out-path-too-long",
+     lambda k: lambda: check_output_file(k.tmp.joinpath(*["d" * 200] * 25, "x.png"), "--out"), ValueError,
+     "longer than"),
+    ("out-on-a-full-disk",
+     lambda k: (k.limit_disk(0.5), lambda: check_free_space(k.tmp / "x.png", 1 << 20, "--out", "the samples"))[-1],
+     ValueError, "MiB free"),
+    ("device-unknown", lambda k: lambda: check_device("tpu"), ValueError, "--device"),
+    ("device-garbage", lambda k: lambda: check_device("cuda:x"), ValueError, "--device"),
+    ("device-cuda-without-gpu", lambda k: lambda: check_device("cuda"), ValueError, "CUDA", NEEDS_NO_GPU),
+]
+
+
+@pytest.mark.parametrize("make, error, word", [pytest.param(*case[1:4], id=case[0], marks=case[4:]) for case in CASES])
+def test_a_bad_input_raises_a_clear_error_and_writes_nothing(expect_clear_error, make, error, word):
+    expect_clear_error(make, error, word)
+
+
+# pytest.param(make(kit) -> argv, a word of the message, id=...)
+CLI_CASES = [
+    pytest.param(lambda k: ["sample", "--device", "cuda"], "CUDA", id="sample-cuda-without-gpu", marks=NEEDS_NO_GPU),
+    pytest.param(lambda k: ["compare", "--device", "cuda"], "CUDA", id="compare-cuda-without-gpu", marks=NEEDS_NO_GPU),
+    pytest.param(lambda k: ["sample", "--device", "quantum"], "--device", id="sample-unknown-device"),
+    pytest.param(lambda k: (k.write("f", "x"), ["sample", "--out", str(k.tmp / "f" / "x.png")])[-1], "is a file",
+                 id="sample-out-under-a-file"),
+    pytest.param(lambda k: ((k.tmp / "d").mkdir(), ["sample", "--out", str(k.tmp / "d")])[-1], "folder",
+                 id="sample-out-a-folder"),
+    pytest.param(lambda k: (k.write("f", "x"), ["compare", "--out", str(k.tmp / "f" / "c.png")])[-1], "is a file",
+                 id="compare-out-under-a-file"),
+    pytest.param(lambda k: ["sample", "--height", "65536", "--width", "65536"], "GiB", id="sample-huge-size"),
+    pytest.param(lambda k: ["compare", "--height", "65536", "--width", "65536", "--methods", "none"], "GiB",
+                 id="compare-huge-size"),
+    pytest.param(lambda k: ["sample", "--guidance", "-1"], "--guidance", id="sample-negative-guidance"),
+    pytest.param(lambda k: ["sample", "--guidance", "nan"], "--guidance", id="sample-nan-guidance"),
+    pytest.param(lambda k: ["compare", "--guidance", "-2"], "--guidance", id="compare-negative-guidance"),
+    pytest.param(lambda k: ["sample", "--steps", "0"], "--steps", id="sample-zero-steps"),
+    pytest.param(lambda k: ["sample", "--fps", "0"], "--fps", id="sample-zero-fps"),
+    pytest.param(lambda k: ["sample", "--height", "-8"], "--height", id="sample-negative-height"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.weights_file(f / "transformer").rename(
+        f / "transformer" / "diffusion_pytorch_model.bin"), ["sample", "--model", str(f)])[-1], "pickle",
+                 id="sample-pickle-weights-only"),
+    pytest.param(lambda k: ["sample", "--guidance", "1e30"], "--guidance", id="sample-guidance-1e30"),
+    pytest.param(lambda k: ["compare", "--guidance", "1e30"], "--guidance", id="compare-guidance-1e30"),
+    pytest.param(lambda k: ["sample", "--guidance", "inf"], "--guidance", id="sample-guidance-inf"),
+    pytest.param(lambda k: ["sample", "--fps", "0.001"], "--fps", id="sample-fps-0.001"),
+    pytest.param(lambda k: ["sample", "--fps", "1e6"], "--fps", id="sample-fps-1e6"),
+    pytest.param(lambda k: (k.limit_memory(8), ["sample", "--num", "4000"])[-1], "at most --num", id="sample-num-4000"),
+    pytest.param(lambda k: (k.limit_memory(8), ["compare", "--num", "4000", "--methods", "none"])[-1], "at most --num",
+                 id="compare-num-4000"),
+    pytest.param(lambda k: (k.limit_memory(8), ["sample", "--steps", "1000000000"])[-1], "at most --steps",
+                 id="sample-steps-1e9"),
+    pytest.param(lambda k: (k.limit_disk(0.01), ["sample"])[-1], "MiB free", id="sample-on-a-full-disk"),
+    pytest.param(lambda k: ((k.tmp / "outputs").mkdir(), ["sample", "--model", "outputs/typo"])[-1], "no such folder",
+                 id="sample-mistyped-local-model"),
+    pytest.param(lambda k: ["sample", "--model", "./typo"], "no such folder", id="sample-dot-path-model"),
+    pytest.param(lambda k: ["sample", "--model", "shapes-rop"], "did you mean 'shapes-rope'",
+                 id="sample-mistyped-bundled-name"),
+    pytest.param(lambda k: ((k.tmp / "outputs").mkdir(), ["compare", "--model", "outputs/typo"])[-1], "no such folder",
+                 id="compare-mistyped-local-model"),
+    pytest.param(lambda k: (os.mkfifo(k.tmp / "f.png"), ["sample", "--out", str(k.tmp / "f.png")])[-1],
+                 "not a regular file", id="sample-out-a-fifo"),
+    pytest.param(lambda k: ["sample", "--out", "x" * 300 + ".png"], "this file system allows",
+                 id="sample-out-too-long"),
+    pytest.param(lambda k: ["sample", "--model", "moving-shapes-rope", "--out", "x" * 250 + ".gif"],
+                 "this file system allows", id="sample-video-out-too-long-for-its-frames-folder"),
+    pytest.param(lambda k: ["sample", "--classes", "\u0663"], "unknown class", id="sample-class-a-non-ascii-digit"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.sparse_tail(k.weights_file(f / "transformer"), 84),
+                            ["sample", "--model", str(f)])[-1], "longer than its tensors",
+                 id="sample-weights-with-a-sparse-84-gib-tail"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=10**8),
+                            ["sample", "--model", str(f)])[-1], "depth 100000000", id="sample-config-depth-1e8"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.truncate(k.weights_file(f / "transformer")),
+                            ["sample", "--model", str(f)])[-1], "truncated", id="sample-truncated-model"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=2),
+                            ["sample", "--model", str(f)])[-1], "depth", id="sample-config-depth-disagrees"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "model_index.json", default_extrapolation=[
+        band(2.0, "yarn"), band(1.5)]), ["sample", "--model", str(f)])[-1], "default_extrapolation band 1",
+                 id="sample-edited-default-extrapolation"),
+]
+
+
+@pytest.mark.parametrize("make, word", CLI_CASES)
+def test_a_bad_command_line_is_a_one_line_usage_error_before_any_output(expect_usage_error, make, word):
+    expect_usage_error(make, word)
+
+
+# the hostile sizes, each in a process of its own under `ulimit -v 8000000`: pytest.param(make(kit) -> argv, word)
+HOSTILE_SIZES = [
+    pytest.param(lambda k: ["sample", "--num", "4000"], "at most --num", id="num-4000"),
+    pytest.param(lambda k: ["sample", "--steps", "1000000000"], "at most --steps", id="steps-1e9"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=10**8),
+                            ["sample", "--model", str(f)])[-1], "depth 100000000", id="config-json-depth-1e8"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.sparse_tail(k.weights_file(f / "transformer"), 84),
+                            ["sample", "--model", str(f)])[-1], "longer than its tensors", id="sparse-84-gib-weights"),
+    pytest.param(lambda k: (f := k.pipeline_folder(), k.claimed_weights(k.weights_file(f / "transformer"), 84),
+                            ["sample", "--model", str(f)])[-1], "GiB", id="84-gib-of-weights"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, word", HOSTILE_SIZES)
+def test_a_hostile_size_is_refused_before_work_under_ulimit(expect_refused_under_ulimit, make, word):
+    expect_refused_under_ulimit(make, word)
