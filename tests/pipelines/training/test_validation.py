@@ -101,3 +101,23 @@ def test_validation_sizes_scale_the_first_buckets_side_in_whole_patches(tmp_path
     data = {"data": "moving_shapes"} if len(resolution[0].split("x")) == 3 else {}
     config = tiny(tmp_path, resolution=resolution, validation_steps=1, validation_scales=scales, **data)
     assert validation_sizes(config.validate()) == expected
+
+
+def test_the_flags_set_the_fields_and_a_resume_may_change_them(tmp_path):
+    import argparse
+    import dataclasses
+
+    from axialrope.pipelines.cli.train import add_arguments, config_from_args
+    from axialrope.pipelines.training.resume import resume_changes
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    config = config_from_args(parser.parse_args([
+        "--validation-steps", "100", "--validation-scales", "1.5", "2", "--validation-num-inference-steps", "10",
+        "--report-to", "none", "--output-dir", str(tmp_path / "run")]))
+    assert (config.validation_steps, config.validation_scales, config.validation_num_inference_steps,
+            config.report_to) == (100, [1.5, 2.0], 10, "none")
+    recorded = dataclasses.replace(config, validation_steps=None, validation_scales=[],  # as the run started
+                                   validation_num_inference_steps=None, report_to="auto").run_dict()
+    assert set(resume_changes(recorded, config, "checkpoint-000002")) == {
+        "validation_steps", "validation_scales", "validation_num_inference_steps", "report_to"}
