@@ -368,6 +368,7 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
     generator = torch.Generator(device=accelerator.device)
     progress = tqdm(total=config.max_steps, initial=step, desc="train", disable=not accelerator.is_main_process)
     window, norms, mean_loss = [], [], math.nan
+    tracked = bool(accelerator.trackers)  # the main process's, when --report-to names any
     run_seconds = lambda: seconds_before + time.perf_counter() - started  # noqa: E731
 
     def checkpoint() -> None:
@@ -404,8 +405,8 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
                 _stop_if_not_finite(loss, accelerator, step, checkpoints)
                 accelerator.backward(loss)
                 if accelerator.sync_gradients:
-                    norm = _clip_and_measure(accelerator, model, config.max_grad_norm, bool(accelerator.trackers))
-                    norms += [] if norm is None else [norm.detach()]
+                    norm = _clip_and_measure(accelerator, model, config.max_grad_norm, tracked)
+                    norms += [norm.detach()] if tracked else []
                 optimizer.step()
                 lr_scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
