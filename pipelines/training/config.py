@@ -101,6 +101,22 @@ class TrainConfig:
     sample_steps: int = _help("sampler steps for the final sample grid", default=30)
     samples_per_class: int = _help("samples per class (or per row) in the final grid", default=8)
     guidance_scale: float = _help("classifier-free guidance of the final samples (1: none)", default=1.0)
+    # trackers and validation samples (tracking.py, validation.py)
+    report_to: str = _help(
+        "experiment trackers: tensorboard, wandb, all (those installed), none, or auto (tensorboard where "
+        "installed, else none); events in output_dir/logs", default="auto"
+    )
+    validation_steps: int | None = _help(
+        "every N steps, sample the validation classes with the EMA weights into output_dir/validation and the "
+        "trackers (none: never)", default=None
+    )
+    validation_scales: list[float] = _help(
+        "with validation_steps: also sample at these multiples (> 1) of the trained side, extrapolation auto",
+        default_factory=list,
+    )
+    validation_num_inference_steps: int | None = _help(
+        "sampler steps of the validation samples (none: sample_steps)", default=None
+    )
 
     # -- derived values ----------------------------------------------------------------------
 
@@ -271,7 +287,29 @@ class TrainConfig:
         if self.data not in ("image_folder", "video_folder"):  # a folder's items are bounded by its files
             check_shuffle(self.dataset_size, self.batch_size, "dataset_size")
         check_steps(self.sample_steps, "sample_steps")
+        self._validate_tracking()
         return self
+
+    def _validate_tracking(self) -> None:
+        """The trackers named are installed; the validation settings are whole steps and scales above 1."""
+        from ..sampling.memory import check_steps
+        from .tracking import trackers_for
+
+        if not isinstance(self.report_to, str):
+            raise ValueError(f"report_to must be a tracker name, got {self.report_to!r}")
+        trackers_for(self.report_to)
+        for name in ("validation_steps", "validation_num_inference_steps"):
+            if getattr(self, name) is not None:
+                _check_int(self, name, minimum=1)
+        if self.validation_num_inference_steps is not None:
+            check_steps(self.validation_num_inference_steps, "validation_num_inference_steps")
+        scales = self.validation_scales
+        if not isinstance(scales, (list, tuple)) or any(
+                not is_real(s) or not 1 < s < math.inf for s in scales) or len(set(scales)) != len(scales):
+            raise ValueError(f"validation_scales must be distinct finite numbers above 1 (multiples of the trained "
+                             f"side), got {scales!r}")
+        if scales and self.validation_steps is None:
+            raise ValueError("validation_scales is only read with validation_steps: give --validation-steps N")
 
 
 def _check_int(config: TrainConfig, name: str, minimum: int) -> None:

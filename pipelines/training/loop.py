@@ -45,6 +45,8 @@ from .resume import (
     trainer_counters,
 )
 from .run_folder import RunFolderError, RunLock, check_run_start, clear_run
+from .tracking import accelerator_kwargs, finish_trackers, log_images, log_scalars, start_trackers, trackers_for
+from .validation import check_validation_memory, validate
 
 
 class NonFiniteLossError(RuntimeError):
@@ -180,6 +182,7 @@ def _check_memory(model, config: TrainConfig, device) -> None:
     guidance = bool(model.config.num_classes) and config.guidance_scale != 1.0
     check_sampling_memory(model, count, config.buckets[0].size, guidance, device, "samples_per_class (the final grid)",
                           steps=config.sample_steps)
+    check_validation_memory(model, config, device)
 
 
 def _check_disk(model, config: TrainConfig, output: Path) -> None:
@@ -246,6 +249,18 @@ def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective
     publish(pipeline, output / PIPELINE)
 
 
+def _clip_and_measure(accelerator: Accelerator, model, max_grad_norm: float, measure: bool) -> torch.Tensor | None:
+    """Clip the gradients to `max_grad_norm` (0: no clipping); their total norm before clipping, or None when
+    neither clipping nor `measure` asks for it. Without clipping the gradients are left as they are."""
+    if max_grad_norm > 0:
+        return accelerator.clip_grad_norm_(model.parameters(), max_grad_norm)
+    if not measure:
+        return None
+    accelerator.unscale_gradients()  # fp16: the norm of the true gradients, as clipping measures it
+    grads = [p.grad.detach() for p in model.parameters() if p.grad is not None]
+    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.float()) for g in grads]))
+
+
 def _all_agree(accelerator: Accelerator, ok: bool) -> bool:
     """Whether `ok` holds on every process (a collective: every process must call it)."""
     if accelerator.num_processes == 1:
@@ -274,11 +289,12 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
     on_cpu = not torch.accelerator.is_available() or os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true")
     if config.mixed_precision == "fp16" and on_cpu:  # accelerate would silently train in float32: say so instead
         raise ValueError("mixed_precision fp16 needs a GPU; on a CPU use bf16 or no")
+    output = Path(config.output_dir)
     accelerator = Accelerator(
-        mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps
+        mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps,
+        **accelerator_kwargs(trackers_for(config.report_to), output),
     )
     loader, sampler = build_loader(config, dataset, accelerator.num_processes, accelerator.process_index)
-    output = Path(config.output_dir)
     lock, refused = RunLock(output, report=accelerator.print), None
     if accelerator.is_main_process:
         try:
@@ -289,6 +305,9 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
         raise refused or RunFolderError(f"output_dir {str(output)!r}: the main process could not lock it")
     try:
         return _train_locked(config, accelerator, dataset, loader, sampler, started, on_checkpoint)
+    except BaseException:
+        finish_trackers(accelerator)  # what they hold so far reaches their files
+        raise
     finally:
         if accelerator.is_main_process:
             lock.__exit__(None, None, None)
@@ -343,11 +362,13 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
         config.save(output / "config.yaml")
         log = LossLog(output / "loss.jsonl", resume_step=step, report=accelerator.print)
         _write_pipeline_config(unwrapped, dataset, objective, output)
+    start_trackers(accelerator, config, output, step)
     null_class = unwrapped.null_class
     batches = _endless_batches(loader, sampler, epoch, skip)
     generator = torch.Generator(device=accelerator.device)
     progress = tqdm(total=config.max_steps, initial=step, desc="train", disable=not accelerator.is_main_process)
-    window, mean_loss = [], math.nan
+    window, norms, mean_loss = [], [], math.nan
+    tracked = bool(accelerator.trackers)  # the main process's, when --report-to names any
     run_seconds = lambda: seconds_before + time.perf_counter() - started  # noqa: E731
 
     def checkpoint() -> None:
@@ -361,8 +382,16 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
         if on_checkpoint is not None:
             on_checkpoint(step, folder)
 
+    def validation() -> None:
+        if accelerator.is_main_process:  # the others wait for it at the next step's collectives
+            try:
+                images = validate(unwrapped, ema, config, output, step, accelerator.device)
+            except ValueError as error:  # the pipeline's samples were not finite
+                raise NonFiniteLossError(f"validation at step {step}: {error}") from None
+            log_images(accelerator, step, images)
+
     def steps() -> None:
-        nonlocal step, micro, window, mean_loss
+        nonlocal step, micro, window, norms, mean_loss
         while step < config.max_steps:
             batch = next(batches)
             generator.manual_seed(mix_seed(config.seed, micro * accelerator.num_processes + accelerator.process_index))
@@ -375,8 +404,9 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
                 loss = training_loss(model, objective, x0, labels, generator, config.frame_noise_correlation)
                 _stop_if_not_finite(loss, accelerator, step, checkpoints)
                 accelerator.backward(loss)
-                if accelerator.sync_gradients and config.max_grad_norm > 0:
-                    accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                if accelerator.sync_gradients:
+                    norm = _clip_and_measure(accelerator, model, config.max_grad_norm, tracked)
+                    norms += [norm.detach()] if tracked else []
                 optimizer.step()
                 lr_scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
@@ -392,8 +422,15 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
                 mean_loss = accelerator.reduce(torch.stack(window).mean(), reduction="mean").item()
                 window = []
                 progress.set_postfix(loss=f"{mean_loss:.4f}")
+                lr = lr_scheduler.get_last_lr()[0]
                 if accelerator.is_main_process:
-                    log.write(step, mean_loss, lr_scheduler.get_last_lr()[0], run_seconds())
+                    log.write(step, mean_loss, lr, run_seconds())
+                scalars = {"loss": mean_loss, "lr": lr}
+                if norms:  # the mean over the steps since the last log, as the loss
+                    scalars["grad_norm"], norms = torch.stack(norms).mean().item(), []
+                log_scalars(accelerator, step, **scalars)
+            if config.validation_steps and step % config.validation_steps == 0:
+                validation()  # before the checkpoint: a run stopped in between samples this step again
             if step % config.checkpointing_steps == 0:
                 checkpoint()
         if saved_step != step:  # every run ends on a checkpoint, so that it can be continued

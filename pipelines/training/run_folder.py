@@ -23,7 +23,7 @@ from .checkpoints import list_checkpoints
 
 # what a run writes into its folder (see loop.py); a folder holding any of these holds a run
 RUN_FILES = ("config.yaml", "loss.jsonl", "loss.png", "samples.png", "checkpoints", "model", "model_ema", "pipeline",
-             "pipeline-config")
+             "pipeline-config", "logs", "validation")
 FINISHED_FILES = ("model", "model_ema", "pipeline", "samples.png", "loss.png")  # written at a run's end
 LOCK_FILE = ".axialrope-train.lock"
 
