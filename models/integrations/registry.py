@@ -20,6 +20,13 @@ UNREACHED: dict[str, str] = {
         "the reference grid's size), which the module-level `rope_apply` slices per sample with a time stride; "
         "the reference keys go through a K/V cache, and its denoising pass needs a flex-attention block mask "
         "that torch compiles with inductor, which the CPU harness cannot run in well under a second"),
+    **{name: (f"{what}, outside images and video: its rope runs over one axis of audio latent frames, with no "
+              "image or video grid for the methods to act on") for name, what in (
+        ("AceStepTransformer1DModel", "ACE-Step 1.5, a music model (AceStepPipeline)"),
+        ("StableAudioDiTModel", "Stable Audio Open, an audio model (StableAudioPipeline builds a 1D table)"),
+        ("StableAudio3DiTModel", "Stable Audio 3, an audio model (a partial rope)"),
+        ("LongCatAudioDiTTransformer", "LongCat-AudioDiT, an audio model (LongCatAudioDiTPipeline)"),
+        ("MiniMaxMusic3Transformer1DModel", "MiniMax Music 3, a music model (a partial rope)"))},
 }
 
 # methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a
