@@ -27,6 +27,15 @@ UNREACHED: dict[str, str] = {
         ("StableAudio3DiTModel", "Stable Audio 3, an audio model (a partial rope)"),
         ("LongCatAudioDiTTransformer", "LongCat-AudioDiT, an audio model (LongCatAudioDiTPipeline)"),
         ("MiniMaxMusic3Transformer1DModel", "MiniMax Music 3, a music model (a partial rope)"))},
+    "MiniMaxH3Transformer3DModel": (
+        "its modular pipeline (minimax_h3 before_denoise) normalises y and x by the square root of the latent area "
+        "to a fixed extent (a square canvas spans [0, 32) at any size: the model interpolates its own positions) "
+        "and spaces latent frames unevenly (5/3 x (1, 4, 4, 4, 4) rotary units), in position_ids shared with "
+        "audio and text rows; there is no token grid beyond a trained one for the methods to act on"),
+    "SanaWMLTX2RefinerTransformer3DModel": (
+        "the SANA-WM stage-2 refiner denoises chunk by chunk against a sliding window: each window re-applies "
+        "the rope at its own shifted absolute positions (the attention sink's `sink_pe` offset) and reads earlier "
+        "chunks' keys from a KV cache already rotated at theirs, so no single call sees a grid to extrapolate"),
 }
 
 # methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a
