@@ -76,6 +76,8 @@ def methods_for(family: Family) -> list[str]:
 
 def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str | None:
     """Why `method` (with entropy scaling or not) has no meaning for `family`, or None where it applies."""
+    if family.methods and method not in family.methods:
+        return f"{method} has no meaning for {family.title}: {family.methods_reason}"
     if method == "riflex" and family.temporal_axis is None:
         return f"riflex extrapolates video length; {family.title} {family.no_time_axis}"
     if family.attention == "linear" and (method in GAIN_METHODS or entropy_scaling):

@@ -7,5 +7,6 @@
 - `pipeline_tables`: tables the pipeline builds and passes in (CogVideoX).
 - `frame_indices`: ropes given frame indices, height and width (Framepack).
 - `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
+- `mochi`: learned frequencies mixing the axes (Mochi): methods that move positions only.
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

@@ -27,6 +27,7 @@ def load_sibling(name: str):
 
 
 tiny_families = load_sibling("tiny_families")
+tiny_families.TINY.update(load_sibling("tiny_regc").tiny_configs(tiny_families.Tiny))
 reference_tables = load_sibling("reference_tables")
 FAMILY = {family.name: family for family in FAMILIES}
 

@@ -229,3 +229,27 @@ REFERENCES = {
     "FrameIndicesKind": framepack_reference,
     "AnyFlowKind": anyflow_reference,
 }
+
+
+def mochi_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """MochiRoPE's (seq, heads, pairs) cos, sin: angles t f_t + y f_y + x f_x with the learned frequencies;
+    t = 0 .. n - 1 divided by PI's s (kappa-PI: s^(t^2)); y, x the centres of equal cells spanning an area
+    of 192 x 192, centred on 0."""
+    t = family.time.to_t(timestep)
+    s = max(1.0, grid[0] / trained[0])
+    factor = {"none": 1.0, "pi": s, "kappa-pi": s ** (t * t)}[method]
+    p = model.config.patch_size
+    h, w = (n // p for n in inputs["hidden_states"].shape[-2:])
+    scale = math.sqrt(192 * 192 / (h * w))
+
+    def centres(n):
+        edges = np.linspace(-n * scale / 2, n * scale / 2, n + 1)
+        return (edges[:-1] + edges[1:]) / 2
+
+    axes = [np.arange(grid[0]) / factor, centres(h), centres(w)]
+    positions = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
+    angles = np.einsum("na,ahf->nhf", positions, model.pos_frequencies.detach().double().numpy())
+    return torch.from_numpy(np.cos(angles)).float(), torch.from_numpy(np.sin(angles)).float()
+
+
+REFERENCES["MochiKind"] = mochi_reference

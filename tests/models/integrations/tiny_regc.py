@@ -1,0 +1,45 @@
+"""Tiny configs of regC's families (Mochi, ...), merged into tiny_families.TINY.
+
+Each builds the class from its own constructor (seeded, eval mode, milliseconds on the CPU).
+Loaded by tiny_families.py (a plain module: tests are not a package).
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def _generator(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+# -- Mochi: learned frequencies --------------------------------------------------------------------------------
+
+MOCHI_TOKENS = (3, 4)  # the (h, w) tokens of every tiny Mochi input: its grid is the time axis alone
+
+
+def make_mochi():
+    from diffusers import MochiTransformer3DModel
+
+    torch.manual_seed(0)
+    model = MochiTransformer3DModel(patch_size=2, num_attention_heads=2, attention_head_dim=16, num_layers=1,
+                                    pooled_projection_dim=16, in_channels=4, text_embed_dim=8, time_embed_dim=8,
+                                    max_sequence_length=4).eval()
+    with torch.no_grad():  # learned frequencies start at zero: give them values as training would
+        model.pos_frequencies.normal_(std=0.05, generator=_generator(2))
+    return model
+
+
+def mochi_inputs(model, grid, timestep):
+    (t,), (h, w) = grid, MOCHI_TOKENS
+    g = _generator()
+    return dict(hidden_states=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_attention_mask=torch.ones(1, 3, dtype=torch.long))
+
+
+def tiny_configs(Tiny) -> dict:
+    """regC's entries of TINY, built with tiny_families' `Tiny`."""
+    return {
+        "mochi": Tiny(make_mochi, mochi_inputs, (3,)),
+    }
