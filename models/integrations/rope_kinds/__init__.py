@@ -8,5 +8,6 @@
 - `frame_indices`: ropes given frame indices, height and width (Framepack).
 - `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
 - `mochi`: learned frequencies mixing the axes (Mochi): methods that move positions only.
+- `cosmos`: a theta per axis, time in frame-rate units, the half of pairs repeated (Cosmos).
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

@@ -253,3 +253,32 @@ def mochi_reference(family, model, inputs, grid, trained, method, timestep, auth
 
 
 REFERENCES["MochiKind"] = mochi_reference
+
+
+def cosmos_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """CosmosRotaryPosEmbed's (seq, head_dim) cos, sin: y, x with head_dim // 6 * 2 channels each, t the rest,
+    axis a's theta 10000 r_a^(d_a / (d_a - 2)) (r: rope_scale); time at index * 24 / fps; the half of pairs
+    (t, y, x) repeated whole; each axis's method over its trained length in those units."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    head_dim = config.attention_head_dim
+    spatial = head_dim // 6 * 2
+    dims = (head_dim - 2 * spatial, spatial, spatial)
+    thetas = [10000.0 * r ** (d / (d - 2)) for r, d in zip(config.rope_scale, dims, strict=True)]
+    fps = inputs.get("fps")
+    spacing = (1.0 if fps is None else 24 / fps, 1.0, 1.0)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = grid_indices(grid) * np.array(spacing)
+    cos, sin = [], []
+    for a in range(3):
+        freqs, g = axis_frequencies(method, dims[a], thetas[a], grid[a] / trained[a], trained[a] * spacing[a], t,
+                                    authors)
+        angles = positions[:, a, None] * freqs
+        cos.append(np.cos(angles) * g * gain)
+        sin.append(np.sin(angles) * g * gain)
+    cos, sin = np.concatenate(cos, -1), np.concatenate(sin, -1)
+    return (torch.from_numpy(np.concatenate([cos, cos], -1)).float(),
+            torch.from_numpy(np.concatenate([sin, sin], -1)).float())
+
+
+REFERENCES["CosmosKind"] = cosmos_reference

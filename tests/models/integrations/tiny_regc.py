@@ -38,8 +38,51 @@ def mochi_inputs(model, grid, timestep):
                 encoder_attention_mask=torch.ones(1, 3, dtype=torch.long))
 
 
+# -- Cosmos: a theta per axis ----------------------------------------------------------------------------------
+
+COSMOS_LIKE = dict(num_attention_heads=2, attention_head_dim=12, mlp_ratio=2.0, text_embed_dim=8, adaln_lora_dim=4,
+                   max_size=(16, 32, 32), patch_size=(1, 2, 2), rope_scale=(2.0, 1.5, 1.0))
+COSMOS_FPS = 16  # Cosmos2VideoToWorldPipeline's default: time positions 24 / 16 apart
+
+
+def make_cosmos():
+    from diffusers import CosmosTransformer3DModel
+
+    torch.manual_seed(0)
+    return CosmosTransformer3DModel(in_channels=4, out_channels=4, num_layers=1, extra_pos_embed_type=None,
+                                    **COSMOS_LIKE).eval()
+
+
+def cosmos_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = _generator()
+    return dict(hidden_states=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g), fps=COSMOS_FPS,
+                padding_mask=torch.zeros(1, 1, 2 * h, 2 * w))
+
+
+def make_cosmos_controlnet():
+    from diffusers import CosmosControlNetModel
+
+    torch.manual_seed(0)
+    return CosmosControlNetModel(n_controlnet_blocks=1, in_channels=6, latent_channels=6, model_channels=24,
+                                 **COSMOS_LIKE).eval()
+
+
+def cosmos_controlnet_inputs(model, grid, timestep):
+    """Cosmos2_5_TransferPipeline's call: control and base latents (4 channels each), no fps."""
+    t, h, w = grid
+    g = _generator()
+    return dict(controls_latents=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g),
+                latents=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+                condition_mask=torch.zeros(1, 1, t, 2 * h, 2 * w), padding_mask=torch.zeros(1, 1, 2 * h, 2 * w))
+
+
 def tiny_configs(Tiny) -> dict:
     """regC's entries of TINY, built with tiny_families' `Tiny`."""
     return {
         "mochi": Tiny(make_mochi, mochi_inputs, (3,)),
+        "cosmos": Tiny(make_cosmos, cosmos_inputs, (3, 4, 4)),
+        "cosmos-controlnet": Tiny(make_cosmos_controlnet, cosmos_controlnet_inputs, (3, 4, 4)),
     }
