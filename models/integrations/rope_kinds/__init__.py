@@ -9,5 +9,6 @@
 - `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
 - `mochi`: learned frequencies mixing the axes (Mochi): methods that move positions only.
 - `cosmos`: a theta per axis, time in frame-rate units, the half of pairs repeated (Cosmos).
+- `helios`: frame indices per stream, one tensor of cos and sin channels (Helios).
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

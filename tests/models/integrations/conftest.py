@@ -35,7 +35,8 @@ FAMILY = {family.name: family for family in FAMILIES}
 def rope_table(model, family, tiny, grid, timestep):
     """What the family's rope gives the blocks for a grid, captured in a forward of the model: the rope
     module's output (of its first call, or every call's concatenated in call order where an ids kind
-    declares one call per ids argument, Flux.2; a dict's values, AnyFlow's query and key tables), or
+    declares one call per ids argument, Flux.2; a dict's values, AnyFlow's query and key tables; one
+    tensor as a 1-tuple, Helios), or
     (tables from the pipeline) the argument after the pre-hooks swapped it."""
     seen = []
     if family.rope_attr is not None:
@@ -47,7 +48,7 @@ def rope_table(model, family, tiny, grid, timestep):
         tiny_families.run(model, tiny, grid, timestep)
     finally:
         hook.remove()
-    seen = [tuple(out.values()) if isinstance(out, dict) else out for out in seen]
+    seen = [tuple(out.values()) if isinstance(out, dict) else (out,) if torch.is_tensor(out) else out for out in seen]
     if getattr(family.kind, "separate_calls", ()):  # one call per ids argument (Flux.2, Flux3): all of them
         return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]

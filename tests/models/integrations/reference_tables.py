@@ -282,3 +282,22 @@ def cosmos_reference(family, model, inputs, grid, trained, method, timestep, aut
 
 
 REFERENCES["CosmosKind"] = cosmos_reference
+
+
+def helios_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """HeliosRotaryPosEmbed's (b, 2 sum(dims), frames, h, w) at the chunk's frame indices: the cos channels of
+    t, y, x then their sin channels, each pair twice; times as given, kept as trained; y, x 0 .. n - 1 by the
+    method."""
+    t = family.time.to_t(timestep)
+    times = inputs["indices_hidden_states"][0].double().numpy()
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = np.stack(np.meshgrid(times, *[np.arange(n, dtype=float) for n in grid], indexing="ij"), -1)
+    cos, sin = interleaved([positions.reshape(-1, 3)[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
+                           [g * gain for _, g in per_axis])
+    shape = dict(n=len(times), h=grid[0], w=grid[1])
+    return (torch.cat([rearrange(cos, "(n h w) d -> 1 d n h w", **shape),
+                       rearrange(sin, "(n h w) d -> 1 d n h w", **shape)], dim=1),)
+
+
+REFERENCES["HeliosKind"] = helios_reference

@@ -79,10 +79,40 @@ def cosmos_controlnet_inputs(model, grid, timestep):
                 condition_mask=torch.zeros(1, 1, t, 2 * h, 2 * w), padding_mask=torch.zeros(1, 1, 2 * h, 2 * w))
 
 
+# -- Helios: frame indices, one tensor ------------------------------------------------------------------------
+
+# HeliosPipeline's numbering, shortened: the long (4), mid (2) and short (prefix + 1) history, then the chunk (2)
+HELIOS_INDICES = dict(indices_latents_history_long=[1, 2, 3, 4], indices_latents_history_mid=[5, 6],
+                      indices_latents_history_short=[0, 7], indices_hidden_states=[8, 9])
+
+
+def make_helios():
+    from diffusers import HeliosTransformer3DModel
+
+    torch.manual_seed(0)
+    return HeliosTransformer3DModel(num_attention_heads=2, attention_head_dim=16, in_channels=4, out_channels=4,
+                                    text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1, rope_dim=(4, 6, 6)).eval()
+
+
+def helios_inputs(model, grid, timestep):
+    """grid: the (h, w) tokens of every stream (2 x 2 patches); the frames are fixed by the numbering."""
+    h, w = grid
+    g = _generator()
+
+    def latents(frames):
+        return torch.randn(1, 4, frames, 2 * h, 2 * w, generator=g)
+
+    indices = {name: torch.tensor([values]) for name, values in HELIOS_INDICES.items()}
+    return dict(hidden_states=latents(2), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g), latents_history_short=latents(2),
+                latents_history_mid=latents(2), latents_history_long=latents(4), **indices)
+
+
 def tiny_configs(Tiny) -> dict:
     """regC's entries of TINY, built with tiny_families' `Tiny`."""
     return {
         "mochi": Tiny(make_mochi, mochi_inputs, (3,)),
         "cosmos": Tiny(make_cosmos, cosmos_inputs, (3, 4, 4)),
         "cosmos-controlnet": Tiny(make_cosmos_controlnet, cosmos_controlnet_inputs, (3, 4, 4)),
+        "helios": Tiny(make_helios, helios_inputs, (4, 4)),
     }
