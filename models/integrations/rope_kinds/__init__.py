@@ -10,5 +10,6 @@
 - `mochi`: learned frequencies mixing the axes (Mochi): methods that move positions only.
 - `cosmos`: a theta per axis, time in frame-rate units, the half of pairs repeated (Cosmos).
 - `helios`: frame indices per stream, one tensor of cos and sin channels (Helios).
+- `sana_wm`: grid sizes in, a complex table out (SANA-WM).
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

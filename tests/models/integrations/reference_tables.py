@@ -301,3 +301,12 @@ def helios_reference(family, model, inputs, grid, trained, method, timestep, aut
 
 
 REFERENCES["HeliosKind"] = helios_reference
+
+
+def sana_wm_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """SanaWMRotaryPosEmbed's complex (1, 1, seq, pairs): a grid rope's angles, 0 .. n - 1 per axis, row-major."""
+    cos, sin = grid_reference(family, model, inputs, grid, trained, method, timestep, authors)
+    return (torch.complex(cos[:, ::2], sin[:, ::2])[None, None],)
+
+
+REFERENCES["SanaWMKind"] = sana_wm_reference

@@ -108,6 +108,27 @@ def helios_inputs(model, grid, timestep):
                 latents_history_mid=latents(2), latents_history_long=latents(4), **indices)
 
 
+# -- SANA-WM: a complex grid rope, Gated DeltaNet and softmax blocks ------------------------------------------
+
+
+def make_sana_wm():
+    from diffusers import SanaWMTransformer3DModel
+
+    torch.manual_seed(0)  # two blocks: a Gated DeltaNet one, then a softmax one
+    return SanaWMTransformer3DModel(in_channels=4, num_layers=2, hidden_size=24, num_attention_heads=2,
+                                    softmax_every_n=2, linear_head_dim=12, caption_channels=8,
+                                    chunk_plucker_channels=8, chunk_plucker_post_attn_blocks=2, mlp_ratio=2.0,
+                                    image_size=32).eval()
+
+
+def sana_wm_inputs(model, grid, timestep):
+    """Latents (1, c, t, h, w) for patch (1, 1, 1), per-frame timesteps (1, 1, t), no camera."""
+    t, h, w = grid
+    g = _generator()
+    return dict(hidden_states=torch.randn(1, 4, t, h, w, generator=g), timestep=torch.full((1, 1, t), float(timestep)),
+                encoder_hidden_states=torch.randn(1, 1, 3, 8, generator=g), encoder_attention_mask=torch.ones(1, 3))
+
+
 def tiny_configs(Tiny) -> dict:
     """regC's entries of TINY, built with tiny_families' `Tiny`."""
     return {
@@ -115,4 +136,5 @@ def tiny_configs(Tiny) -> dict:
         "cosmos": Tiny(make_cosmos, cosmos_inputs, (3, 4, 4)),
         "cosmos-controlnet": Tiny(make_cosmos_controlnet, cosmos_controlnet_inputs, (3, 4, 4)),
         "helios": Tiny(make_helios, helios_inputs, (4, 4)),
+        "sana-wm": Tiny(make_sana_wm, sana_wm_inputs, (3, 4, 4)),
     }
