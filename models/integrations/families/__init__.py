@@ -10,6 +10,7 @@ from . import (
             framepack,
             helios,
             hunyuan_video,
+            joyimage,
             ltx_video,
             mochi,
             qwen_image,
@@ -19,4 +20,5 @@ from . import (
 
 FAMILIES = (*flux.FAMILIES, *qwen_image.FAMILIES, *wan.FAMILIES, *hunyuan_video.FAMILIES, *cogvideox.FAMILIES,
             *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES,
-            *mochi.FAMILIES, *cosmos.FAMILIES, *helios.FAMILIES, *sana_wm.FAMILIES)
+            *mochi.FAMILIES, *cosmos.FAMILIES, *helios.FAMILIES, *sana_wm.FAMILIES,
+            *joyimage.FAMILIES)

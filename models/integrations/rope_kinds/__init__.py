@@ -11,5 +11,6 @@
 - `cosmos`: a theta per axis, time in frame-rate units, the half of pairs repeated (Cosmos).
 - `helios`: frame indices per stream, one tensor of cos and sin channels (Helios).
 - `sana_wm`: grid sizes in, a complex table out (SANA-WM).
+- `joyimage`: a rope that is a method of the model, shadowed on the instance (JoyImage Edit).
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

@@ -310,3 +310,23 @@ def sana_wm_reference(family, model, inputs, grid, trained, method, timestep, au
 
 
 REFERENCES["SanaWMKind"] = sana_wm_reference
+
+
+def joyimage_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """JoyImage Edit's (cos, sin) of its items x h x w grid (items kept as trained, y and x by the method), each
+    pair twice, then with rope_type "mrope" the text's at the largest grid index + 1, + 2, ... on every axis, by
+    the same per-axis frequencies."""
+    t = family.time.to_t(timestep)
+    items = inputs["hidden_states"].shape[1]
+    sizes = (items, *grid)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gains = [g * math.sqrt(yarn_logit_scale(method, trained, grid, t)) for _, g in per_axis]
+    positions = grid_indices(sizes)
+    tables = interleaved([positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)], gains)
+    if model.config.rope_type == "mrope":
+        text = np.arange(inputs["encoder_hidden_states"].shape[1], dtype=float) + max(sizes)
+        tables += interleaved([text[:, None] * f for f, _ in per_axis], gains)
+    return tables
+
+
+REFERENCES["JoyImageKind"] = joyimage_reference

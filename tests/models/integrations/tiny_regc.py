@@ -129,6 +129,26 @@ def sana_wm_inputs(model, grid, timestep):
                 encoder_hidden_states=torch.randn(1, 1, 3, 8, generator=g), encoder_attention_mask=torch.ones(1, 3))
 
 
+# -- JoyImage Edit: a rope that is a method of the model -------------------------------------------------------
+
+
+def make_joyimage_edit():
+    from diffusers import JoyImageEditTransformer3DModel
+
+    torch.manual_seed(0)  # mrope: the text gets positions after the grid
+    return JoyImageEditTransformer3DModel(patch_size=[1, 2, 2], in_channels=4, hidden_size=32, num_attention_heads=2,
+                                          text_dim=8, mlp_width_ratio=2.0, num_layers=1, rope_dim_list=[4, 6, 6],
+                                          rope_type="mrope", theta=256).eval()
+
+
+def joyimage_edit_inputs(model, grid, timestep):
+    """JoyImageEditPipeline's items (1, 2, c, 1, 2 h, 2 w): the reference image, then the output."""
+    h, w = grid
+    g = _generator()
+    return dict(hidden_states=torch.randn(1, 2, 4, 1, 2 * h, 2 * w, generator=g),
+                timestep=torch.tensor([float(timestep)]), encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+
+
 def tiny_configs(Tiny) -> dict:
     """regC's entries of TINY, built with tiny_families' `Tiny`."""
     return {
@@ -137,4 +157,5 @@ def tiny_configs(Tiny) -> dict:
         "cosmos-controlnet": Tiny(make_cosmos_controlnet, cosmos_controlnet_inputs, (3, 4, 4)),
         "helios": Tiny(make_helios, helios_inputs, (4, 4)),
         "sana-wm": Tiny(make_sana_wm, sana_wm_inputs, (3, 4, 4)),
+        "joyimage-edit": Tiny(make_joyimage_edit, joyimage_edit_inputs, (4, 4)),
     }
