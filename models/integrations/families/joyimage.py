@@ -1,15 +1,19 @@
-"""JoyImage Edit, whose rope is a method of the model; see `rope_kinds/joyimage.py`.
+"""JoyImage Edit and Edit Plus, whose ropes are methods of the models; see `rope_kinds/joyimage.py`.
 
 Axes (t, y, x) of rope_dim_list channels (head_dim // 3 each when None), theta `theta` (256 by
 default). JoyImageEditPipeline stacks the reference image and the output as items on the time axis,
 both at the output's size: the time axis is an index axis kept as trained, the methods act on y and
-x. Time: JoyImageEditPipeline passes FlowMatchEulerDiscreteScheduler's timesteps, sigma * 1000.
+x. Edit Plus packs the output and each reference image (at its own size) one after the other on the
+time axis; the methods follow the output's y, x and the references keep their positions. Time: both
+pipelines pass FlowMatchEulerDiscreteScheduler's timesteps, sigma * 1000.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.joyimage import JoyImageKind
+from ..rope_kinds.joyimage import JoyImageKind, JoyImageRangeKind
 
 
 def joyimage_axes_dims(config) -> tuple[int, int, int]:
@@ -40,4 +44,17 @@ JOYIMAGE_EDIT = Family(
     no_time_axis="stacks its reference image and output as items on the time axis",
 )
 
-FAMILIES = (JOYIMAGE_EDIT,)
+JOYIMAGE_EDIT_PLUS = replace(
+    JOYIMAGE_EDIT, name="joyimage-edit-plus", title="JoyImage Edit Plus",
+    classes=("JoyImageEditPlusTransformer3DModel",),
+    kind=JoyImageRangeKind(), rope_attr="_get_rotary_pos_embed_for_range",
+    trained=(TrainedGrid(
+        (64, 64),
+        "JoyImage Edit Plus: JoyImageEditPlusPipeline outputs 1024 x 1024 px without a reference image and "
+        "otherwise the last reference's bucket of about 1024 x 1024 px of area (JoyImageEditImageProcessor, "
+        "basesize 1024; the model card was not read); 64 x 64 tokens (VAE 8x, patch (1, 2, 2))"),),
+    time=Timestep(1000.0, "JoyImageEditPlusPipeline passes the scheduler's timesteps, sigma * 1000"),
+    pipelines=("JoyImageEditPlusPipeline",),
+    no_time_axis="packs its output and reference images one after the other on the time axis")
+
+FAMILIES = (JOYIMAGE_EDIT, JOYIMAGE_EDIT_PLUS)

@@ -16,7 +16,17 @@ from typing import ClassVar
 
 import torch
 
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, full_width, grid_table, index_positions, plan_key
+from .base import (
+    ExtrapolatedRope,
+    RopeKind,
+    RopeSetup,
+    argument,
+    axial_table,
+    full_width,
+    grid_table,
+    index_positions,
+    plan_key,
+)
 
 
 @dataclass(frozen=True)
@@ -50,3 +60,40 @@ class JoyImageRope(ExtrapolatedRope):
             return vision, tuple(full_width(t) for t in text)
 
         return self.cached((sizes, txt_rope_size, plan_key(plan)), build)
+
+
+@dataclass(frozen=True)
+class JoyImageRangeKind(RopeKind):
+    title: ClassVar[str] = "a method of the model, per component (JoyImage Edit Plus)"
+
+    def make_rope(self, original, setup: RopeSetup) -> JoyImageRangeRope:
+        return JoyImageRangeRope(original, setup)
+
+
+class JoyImageRangeRope(ExtrapolatedRope):
+    """forward(start, stop) -> cos, sin ((stop - start) cells, head_dim) on the CPU, as JoyImage Edit Plus's
+    `_get_rotary_pos_embed_for_range`: positions start_a .. stop_a - 1 per axis, row-major, each pair twice.
+
+    The transformer calls it once per component of `shape_list` (the output first, then each reference
+    image at its own size, after the previous ones on the time axis); the plan is the output's, so every
+    component of a forward gets the same frequencies and the references keep their positions ("keep").
+    """
+
+    def call_inputs(self, args, kwargs, parameters):
+        return {"shape_list": argument("shape_list", args, kwargs, parameters)}
+
+    def forward(self, start, stop):
+        start, stop = tuple(int(n) for n in start), tuple(int(n) for n in stop)
+        shapes = getattr(self.call_state(), "inputs", {}).get("shape_list")
+        output = tuple(shapes[0][0]) if shapes else tuple(b - a for a, b in zip(start, stop, strict=True))
+        plan = self.plan(tuple(int(n) for n in output[1:]))
+        if plan is None:
+            return self.original(start, stop)
+        scalings = self.axis_scalings(plan)
+
+        def build():
+            positions = [torch.arange(a, b, dtype=torch.float64) for a, b in zip(start, stop, strict=True)]
+            return grid_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, positions,
+                              torch.device("cpu"), full=True)
+
+        return self.cached((start, stop, plan_key(plan)), build)

@@ -330,3 +330,17 @@ def joyimage_reference(family, model, inputs, grid, trained, method, timestep, a
 
 
 REFERENCES["JoyImageKind"] = joyimage_reference
+
+
+def joyimage_range_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """JoyImage Edit Plus's (cos, sin) of the output, the first component (the rope's first call): positions
+    0 .. n - 1 per axis, time kept as trained, y and x by the method, each pair twice."""
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = grid_indices((1, *grid))
+    angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    return interleaved(angles, [g * gain for _, g in per_axis])
+
+
+REFERENCES["JoyImageRangeKind"] = joyimage_range_reference

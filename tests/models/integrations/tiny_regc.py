@@ -149,6 +149,28 @@ def joyimage_edit_inputs(model, grid, timestep):
                 timestep=torch.tensor([float(timestep)]), encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
 
 
+JOYIMAGE_REFERENCE = (1, 3, 5)  # the tiny Edit Plus's reference image, (t, h, w) tokens at its own size
+
+
+def make_joyimage_edit_plus():
+    from diffusers import JoyImageEditPlusTransformer3DModel
+
+    torch.manual_seed(0)
+    return JoyImageEditPlusTransformer3DModel(patch_size=[1, 2, 2], in_channels=4, hidden_size=32,
+                                              num_attention_heads=2, text_dim=8, mlp_width_ratio=2.0, num_layers=1,
+                                              rope_dim_list=[4, 6, 6], theta=256).eval()
+
+
+def joyimage_edit_plus_inputs(model, grid, timestep):
+    """JoyImageEditPlusPipeline's patchified components (1, patches, c, 1, 2, 2): the output, then a reference."""
+    h, w = grid
+    g = _generator()
+    patches = h * w + JOYIMAGE_REFERENCE[1] * JOYIMAGE_REFERENCE[2]
+    return dict(hidden_states=torch.randn(1, patches, 4, 1, 2, 2, generator=g),
+                timestep=torch.tensor([float(timestep)]), encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+                encoder_hidden_states_mask=torch.ones(1, 3), shape_list=[[(1, h, w), JOYIMAGE_REFERENCE]])
+
+
 def tiny_configs(Tiny) -> dict:
     """regC's entries of TINY, built with tiny_families' `Tiny`."""
     return {
@@ -158,4 +180,5 @@ def tiny_configs(Tiny) -> dict:
         "helios": Tiny(make_helios, helios_inputs, (4, 4)),
         "sana-wm": Tiny(make_sana_wm, sana_wm_inputs, (3, 4, 4)),
         "joyimage-edit": Tiny(make_joyimage_edit, joyimage_edit_inputs, (4, 4)),
+        "joyimage-edit-plus": Tiny(make_joyimage_edit_plus, joyimage_edit_plus_inputs, (4, 4)),
     }
