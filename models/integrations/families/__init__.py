@@ -11,6 +11,7 @@ from . import (
             helios,
             hunyuan_video,
             joyimage,
+            ltx2,
             ltx_video,
             mochi,
             qwen_image,
@@ -21,4 +22,4 @@ from . import (
 FAMILIES = (*flux.FAMILIES, *qwen_image.FAMILIES, *wan.FAMILIES, *hunyuan_video.FAMILIES, *cogvideox.FAMILIES,
             *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES,
             *mochi.FAMILIES, *cosmos.FAMILIES, *helios.FAMILIES, *sana_wm.FAMILIES,
-            *joyimage.FAMILIES)
+            *joyimage.FAMILIES, *ltx2.FAMILIES)

@@ -12,5 +12,6 @@
 - `helios`: frame indices per stream, one tensor of cos and sin channels (Helios).
 - `sana_wm`: grid sizes in, a complex table out (SANA-WM).
 - `joyimage`: a rope that is a method of the model, shadowed on the instance (JoyImage Edit).
+- `ltx2`: LTX-2's video rope at the pipeline's coordinates, y and x extrapolated.
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

@@ -344,3 +344,40 @@ def joyimage_range_reference(family, model, inputs, grid, trained, method, times
 
 
 REFERENCES["JoyImageRangeKind"] = joyimage_range_reference
+
+
+def ltx2_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """LTX-2's video table at the patches' midpoints m: angles omega_i (2 m_a / base_a - 1), pair (i, axis) ->
+    3 i + axis, written through the core representation (base theta^(n / (n - 1)) at c = (pi / 2) theta
+    (2 g - 1), core pair n - 1 - i); time as trained, y and x by the method over their trained length in c
+    units; "interleaved" (1, seq, dim) each pair twice or "split" (1, heads, seq, dim / 2), pass-through
+    channels first (cos the logit gain, sin 0)."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    dim = config.num_attention_heads * config.attention_head_dim
+    n, theta = dim // 6, config.rope_theta
+    core = theta ** (n / (n - 1))
+    bases = np.array([config.pos_embed_max_pos, config.base_height, config.base_width], dtype=float)
+    middle = inputs["video_coords"].double().mean(-1)[0].numpy()  # (3, seq)
+    c = np.pi / 2 * theta * (2 * middle / bases[:, None] - 1)
+    spacing = [np.pi * theta * config.vae_scale_factors[a] * config.patch_size / bases[a] for a in (1, 2)]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    per_axis = [(base_freqs(2 * n, core), 1.0)] + [
+        axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
+        for a in (0, 1)]
+    angles = np.stack([c[a] * per_axis[a][0][n - 1 - i] for i in range(n) for a in range(3)], -1)
+    gains = np.array([per_axis[a][1] * gain for i in range(n) for a in range(3)])
+    cos, sin = np.cos(angles) * gains, np.sin(angles) * gains
+    split = config.rope_type == "split"
+    if not split:
+        cos, sin = cos.repeat(2, -1), sin.repeat(2, -1)
+    pad = (dim // 2 if split else dim) - cos.shape[-1]
+    cos = np.concatenate([np.full((cos.shape[0], pad), gain), cos], -1)
+    sin = np.concatenate([np.zeros((sin.shape[0], pad)), sin], -1)
+    cos, sin = torch.from_numpy(cos).float()[None], torch.from_numpy(sin).float()[None]
+    if split:
+        cos, sin = (rearrange(x, "b s (h d) -> b h s d", h=config.num_attention_heads) for x in (cos, sin))
+    return cos, sin
+
+
+REFERENCES["LTX2Kind"] = ltx2_reference

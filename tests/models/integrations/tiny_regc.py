@@ -171,6 +171,35 @@ def joyimage_edit_plus_inputs(model, grid, timestep):
                 encoder_hidden_states_mask=torch.ones(1, 3), shape_list=[[(1, h, w), JOYIMAGE_REFERENCE]])
 
 
+# -- LTX-2: coordinates from the pipeline, the video rope's y and x -------------------------------------------
+
+LTX2_FRAMES, LTX2_AUDIO_FRAMES = 2, 5
+
+
+def make_ltx2(rope_type="interleaved"):
+    from diffusers import LTX2VideoTransformer3DModel
+
+    torch.manual_seed(0)  # inner dim 20: 3 pairs per axis and 2 pass-through channels
+    return LTX2VideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=10,
+                                       cross_attention_dim=20, audio_in_channels=4, audio_out_channels=4,
+                                       audio_num_attention_heads=2, audio_attention_head_dim=4,
+                                       audio_cross_attention_dim=8, num_layers=1, caption_channels=8,
+                                       rope_type=rope_type).eval()
+
+
+def ltx2_inputs(model, grid, timestep):
+    """LTX2Pipeline's call: packed video and audio latents, the video coordinates from the rope's own method."""
+    h, w = grid
+    g = _generator()
+    coords = model.rope.prepare_video_coords(1, LTX2_FRAMES, h, w, torch.device("cpu"), fps=24.0)
+    return dict(hidden_states=torch.randn(1, LTX2_FRAMES * h * w, 4, generator=g),
+                audio_hidden_states=torch.randn(1, LTX2_AUDIO_FRAMES, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+                audio_encoder_hidden_states=torch.randn(1, 3, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                num_frames=LTX2_FRAMES, height=h, width=w, audio_num_frames=LTX2_AUDIO_FRAMES, fps=24.0,
+                video_coords=coords)
+
+
 def tiny_configs(Tiny) -> dict:
     """regC's entries of TINY, built with tiny_families' `Tiny`."""
     return {
@@ -181,4 +210,5 @@ def tiny_configs(Tiny) -> dict:
         "sana-wm": Tiny(make_sana_wm, sana_wm_inputs, (3, 4, 4)),
         "joyimage-edit": Tiny(make_joyimage_edit, joyimage_edit_inputs, (4, 4)),
         "joyimage-edit-plus": Tiny(make_joyimage_edit_plus, joyimage_edit_plus_inputs, (4, 4)),
+        "ltx2": Tiny(make_ltx2, ltx2_inputs, (4, 4)),
     }
