@@ -1,7 +1,8 @@
-"""Tiny configs of regC's families (Mochi, ...), merged into tiny_families.TINY.
+"""Tiny configs of regC's families (Mochi, Cosmos and its ControlNet, Helios, SANA-WM, JoyImage Edit and
+Edit Plus, LTX-2), merged into tiny_families.TINY by conftest.py.
 
-Each builds the class from its own constructor (seeded, eval mode, milliseconds on the CPU).
-Loaded by tiny_families.py (a plain module: tests are not a package).
+Each builds the class from its own constructor (seeded, eval mode, milliseconds on the CPU); a plain
+module (tests are not a package).
 """
 
 from __future__ import annotations
