@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import types
 from collections.abc import Mapping, Sequence
 
 from torch import nn
@@ -75,7 +76,7 @@ class ModelPatch:
         for hook in self.hooks:
             hook.remove()
         if self.family.rope_attr is not None:
-            setattr(self.transformer, self.family.rope_attr, self.original)
+            _set_rope(self.transformer, self.family.rope_attr, self.original)
         del vars(self.transformer)[HANDLE_ATTRIBUTE]
 
 
@@ -286,12 +287,24 @@ def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: Ext
     original = None
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
-        setattr(model, family.rope_attr, rope)
+        _set_rope(model, family.rope_attr, rope)
     hooks = [model.register_forward_pre_hook(_before_forward, with_kwargs=True),
              model.register_forward_hook(_after_forward, with_kwargs=True, always_call=True)]
     patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, hooks)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
+
+
+def _set_rope(model: nn.Module, name: str, value) -> None:
+    """Puts `value` where a model's rope is: a child module, or, where the rope is a method of the
+    model's class (JoyImage's), an instance attribute shadowing it; the model's own bound method
+    given back drops the shadow."""
+    if not inspect.isfunction(inspect.getattr_static(type(model), name, None)):
+        setattr(model, name, value)
+    elif isinstance(value, types.MethodType) and value.__self__ is model:
+        vars(model).pop(name, None)
+    else:
+        vars(model)[name] = value  # not nn.Module.__setattr__, which would register a child the method hides
 
 
 _PARAMETERS: dict[type, list[str]] = {}

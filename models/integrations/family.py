@@ -61,13 +61,19 @@ class RiflexK:
 
 @dataclass(frozen=True)
 class Timestep:
-    """How the transformer's `timestep` argument becomes t in [0, 1], t = 1 pure noise: t = timestep / at_noise."""
+    """How the transformer's `timestep` argument becomes t in [0, 1], t = 1 pure noise:
+    t = (timestep - at_clean) / (at_noise - at_clean) (Mochi's pipeline counts up: at_noise 0, at_clean 1000)."""
 
     at_noise: float
     source: str = ""
+    at_clean: float = 0.0
 
     def to_t(self, timestep: float) -> float:
-        return min(max(timestep / self.at_noise, 0.0), 1.0)
+        return min(max((timestep - self.at_clean) / (self.at_noise - self.at_clean), 0.0), 1.0)
+
+    def timestep_at(self, t: float) -> float:
+        """The `timestep` argument that stands for t."""
+        return self.at_clean + t * (self.at_noise - self.at_clean)
 
 
 @dataclass(frozen=True)
@@ -104,8 +110,10 @@ class Family:
             the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
             with their option (Flux's shift cap); pipelines, test: for the docs.
         attention: "softmax", or "linear" where the rope rotates a linear attention's q and k (a gain
-            on the tables would scale its output). makes_video: the pipeline's output is video (default:
-            a temporal axis); no_time_axis: why riflex does not apply (default: an image model).
+            on the tables would scale its output). methods: the only methods with a meaning for the
+            family, with why (`methods_reason`; empty: every method). makes_video: the pipeline's
+            output is video (default: a temporal axis); no_time_axis: why riflex does not apply
+            (default: an image model).
     """
 
     name: str
@@ -127,6 +135,8 @@ class Family:
     attention: str = "softmax"
     makes_video: bool | None = None
     no_time_axis: str = "is an image model"
+    methods: tuple[str, ...] = ()
+    methods_reason: str = ""
 
     def __post_init__(self):
         if any(role not in ROLES for role in self.axes):

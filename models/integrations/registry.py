@@ -20,6 +20,22 @@ UNREACHED: dict[str, str] = {
         "the reference grid's size), which the module-level `rope_apply` slices per sample with a time stride; "
         "the reference keys go through a K/V cache, and its denoising pass needs a flex-attention block mask "
         "that torch compiles with inductor, which the CPU harness cannot run in well under a second"),
+    **{name: (f"{what}, outside images and video: its rope runs over one axis of audio latent frames, with no "
+              "image or video grid for the methods to act on") for name, what in (
+        ("AceStepTransformer1DModel", "ACE-Step 1.5, a music model (AceStepPipeline)"),
+        ("StableAudioDiTModel", "Stable Audio Open, an audio model (StableAudioPipeline builds a 1D table)"),
+        ("StableAudio3DiTModel", "Stable Audio 3, an audio model (a partial rope)"),
+        ("LongCatAudioDiTTransformer", "LongCat-AudioDiT, an audio model (LongCatAudioDiTPipeline)"),
+        ("MiniMaxMusic3Transformer1DModel", "MiniMax Music 3, a music model (a partial rope)"))},
+    "MiniMaxH3Transformer3DModel": (
+        "its modular pipeline (minimax_h3 before_denoise) normalises y and x by the square root of the latent area "
+        "to a fixed extent (a square canvas spans [0, 32) at any size: the model interpolates its own positions) "
+        "and spaces latent frames unevenly (5/3 x (1, 4, 4, 4, 4) rotary units), in position_ids shared with "
+        "audio and text rows; there is no token grid beyond a trained one for the methods to act on"),
+    "SanaWMLTX2RefinerTransformer3DModel": (
+        "the SANA-WM stage-2 refiner denoises chunk by chunk against a sliding window: each window re-applies "
+        "the rope at its own shifted absolute positions (the attention sink's `sink_pe` offset) and reads earlier "
+        "chunks' keys from a KV cache already rotated at theirs, so no single call sees a grid to extrapolate"),
 }
 
 # methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a
@@ -60,6 +76,8 @@ def methods_for(family: Family) -> list[str]:
 
 def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str | None:
     """Why `method` (with entropy scaling or not) has no meaning for `family`, or None where it applies."""
+    if family.methods and method not in family.methods:
+        return f"{method} has no meaning for {family.title}: {family.methods_reason}"
     if method == "riflex" and family.temporal_axis is None:
         return f"riflex extrapolates video length; {family.title} {family.no_time_axis}"
     if family.attention == "linear" and (method in GAIN_METHODS or entropy_scaling):

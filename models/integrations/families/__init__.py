@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
-from . import anyflow, cogvideox, flux, framepack, hunyuan_video, ltx_video, qwen_image, wan
+from . import (
+            anyflow,
+            cogvideox,
+            cosmos,
+            flux,
+            framepack,
+            helios,
+            hunyuan_video,
+            joyimage,
+            ltx2,
+            ltx_video,
+            mochi,
+            qwen_image,
+            sana_wm,
+            wan,
+)
 
 FAMILIES = (*flux.FAMILIES, *qwen_image.FAMILIES, *wan.FAMILIES, *hunyuan_video.FAMILIES, *cogvideox.FAMILIES,
-            *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES)
+            *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES,
+            *mochi.FAMILIES, *cosmos.FAMILIES, *helios.FAMILIES, *sana_wm.FAMILIES,
+            *joyimage.FAMILIES, *ltx2.FAMILIES)

@@ -7,5 +7,11 @@
 - `pipeline_tables`: tables the pipeline builds and passes in (CogVideoX).
 - `frame_indices`: ropes given frame indices, height and width (Framepack).
 - `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
+- `mochi`: learned frequencies mixing the axes (Mochi): methods that move positions only.
+- `cosmos`: a theta per axis, time in frame-rate units, the half of pairs repeated (Cosmos).
+- `helios`: frame indices per stream, one tensor of cos and sin channels (Helios).
+- `sana_wm`: grid sizes in, a complex table out (SANA-WM).
+- `joyimage`: a rope that is a method of the model, shadowed on the instance (JoyImage Edit).
+- `ltx2`: LTX-2's video rope at the pipeline's coordinates, y and x extrapolated.
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

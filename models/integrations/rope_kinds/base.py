@@ -39,7 +39,7 @@ class StepTime:
     """A forward's `timestep` argument and the diffusion time t it stands for.
 
     Args:
-        rule: the family's `Timestep` (t = timestep / rule.at_noise, clamped to [0, 1]).
+        rule: the family's `Timestep` (t from the timestep by its rule, clamped to [0, 1]).
     """
 
     def __init__(self, rule: Timestep):

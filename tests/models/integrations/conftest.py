@@ -27,6 +27,7 @@ def load_sibling(name: str):
 
 
 tiny_families = load_sibling("tiny_families")
+tiny_families.TINY.update(load_sibling("tiny_regc").tiny_configs(tiny_families.Tiny))
 reference_tables = load_sibling("reference_tables")
 FAMILY = {family.name: family for family in FAMILIES}
 
@@ -34,10 +35,13 @@ FAMILY = {family.name: family for family in FAMILIES}
 def rope_table(model, family, tiny, grid, timestep):
     """What the family's rope gives the blocks for a grid, captured in a forward of the model: the rope
     module's output (of its first call, or every call's concatenated in call order where an ids kind
-    declares one call per ids argument, Flux.2; a dict's values, AnyFlow's query and key tables), or
+    declares one call per ids argument, Flux.2; a dict's values, AnyFlow's query and key tables; one
+    tensor as a 1-tuple, Helios; nested tables flattened, JoyImage's), or
     (tables from the pipeline) the argument after the pre-hooks swapped it."""
     seen = []
-    if family.rope_attr is not None:
+    if family.rope_attr is not None and not isinstance(getattr(model, family.rope_attr), torch.nn.Module):
+        hook = _record_method(model, family.rope_attr, seen)  # a rope that is a method of the model (JoyImage)
+    elif family.rope_attr is not None:
         hook = getattr(model, family.rope_attr).register_forward_hook(lambda m, a, out: seen.append(out))
     else:
         name = family.kind.argument
@@ -46,10 +50,29 @@ def rope_table(model, family, tiny, grid, timestep):
         tiny_families.run(model, tiny, grid, timestep)
     finally:
         hook.remove()
-    seen = [tuple(out.values()) if isinstance(out, dict) else out for out in seen]
+    seen = [_flat(tuple(out.values()) if isinstance(out, dict) else out) for out in seen]
     if getattr(family.kind, "separate_calls", ()):  # one call per ids argument (Flux.2, Flux3): all of them
         return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]
+
+
+def _flat(out) -> tuple:
+    """A rope's output as a flat tuple of tensors (None dropped)."""
+    if torch.is_tensor(out):
+        return (out,)
+    return tuple(table for part in out if part is not None for table in _flat(part))
+
+
+def _record_method(model, name: str, seen: list):
+    """Records a rope method's outputs by shadowing it on the instance; returns a handle with `remove()`."""
+    method = getattr(model, name)
+
+    def recording(*args, **kwargs):
+        seen.append(method(*args, **kwargs))
+        return seen[-1]
+
+    vars(model)[name] = recording
+    return types.SimpleNamespace(remove=lambda: vars(model).pop(name))
 
 
 @dataclass

@@ -229,3 +229,155 @@ REFERENCES = {
     "FrameIndicesKind": framepack_reference,
     "AnyFlowKind": anyflow_reference,
 }
+
+
+def mochi_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """MochiRoPE's (seq, heads, pairs) cos, sin: angles t f_t + y f_y + x f_x with the learned frequencies;
+    t = 0 .. n - 1 divided by PI's s (kappa-PI: s^(t^2)); y, x the centres of equal cells spanning an area
+    of 192 x 192, centred on 0."""
+    t = family.time.to_t(timestep)
+    s = max(1.0, grid[0] / trained[0])
+    factor = {"none": 1.0, "pi": s, "kappa-pi": s ** (t * t)}[method]
+    p = model.config.patch_size
+    h, w = (n // p for n in inputs["hidden_states"].shape[-2:])
+    scale = math.sqrt(192 * 192 / (h * w))
+
+    def centres(n):
+        edges = np.linspace(-n * scale / 2, n * scale / 2, n + 1)
+        return (edges[:-1] + edges[1:]) / 2
+
+    axes = [np.arange(grid[0]) / factor, centres(h), centres(w)]
+    positions = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
+    angles = np.einsum("na,ahf->nhf", positions, model.pos_frequencies.detach().double().numpy())
+    return torch.from_numpy(np.cos(angles)).float(), torch.from_numpy(np.sin(angles)).float()
+
+
+REFERENCES["MochiKind"] = mochi_reference
+
+
+def cosmos_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """CosmosRotaryPosEmbed's (seq, head_dim) cos, sin: y, x with head_dim // 6 * 2 channels each, t the rest,
+    axis a's theta 10000 r_a^(d_a / (d_a - 2)) (r: rope_scale); time at index * 24 / fps; the half of pairs
+    (t, y, x) repeated whole; each axis's method over its trained length in those units."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    head_dim = config.attention_head_dim
+    spatial = head_dim // 6 * 2
+    dims = (head_dim - 2 * spatial, spatial, spatial)
+    thetas = [10000.0 * r ** (d / (d - 2)) for r, d in zip(config.rope_scale, dims, strict=True)]
+    fps = inputs.get("fps")
+    spacing = (1.0 if fps is None else 24 / fps, 1.0, 1.0)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = grid_indices(grid) * np.array(spacing)
+    cos, sin = [], []
+    for a in range(3):
+        freqs, g = axis_frequencies(method, dims[a], thetas[a], grid[a] / trained[a], trained[a] * spacing[a], t,
+                                    authors)
+        angles = positions[:, a, None] * freqs
+        cos.append(np.cos(angles) * g * gain)
+        sin.append(np.sin(angles) * g * gain)
+    cos, sin = np.concatenate(cos, -1), np.concatenate(sin, -1)
+    return (torch.from_numpy(np.concatenate([cos, cos], -1)).float(),
+            torch.from_numpy(np.concatenate([sin, sin], -1)).float())
+
+
+REFERENCES["CosmosKind"] = cosmos_reference
+
+
+def helios_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """HeliosRotaryPosEmbed's (b, 2 sum(dims), frames, h, w) at the chunk's frame indices: the cos channels of
+    t, y, x then their sin channels, each pair twice; times as given, kept as trained; y, x 0 .. n - 1 by the
+    method."""
+    t = family.time.to_t(timestep)
+    times = inputs["indices_hidden_states"][0].double().numpy()
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = np.stack(np.meshgrid(times, *[np.arange(n, dtype=float) for n in grid], indexing="ij"), -1)
+    cos, sin = interleaved([positions.reshape(-1, 3)[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
+                           [g * gain for _, g in per_axis])
+    shape = dict(n=len(times), h=grid[0], w=grid[1])
+    return (torch.cat([rearrange(cos, "(n h w) d -> 1 d n h w", **shape),
+                       rearrange(sin, "(n h w) d -> 1 d n h w", **shape)], dim=1),)
+
+
+REFERENCES["HeliosKind"] = helios_reference
+
+
+def sana_wm_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """SanaWMRotaryPosEmbed's complex (1, 1, seq, pairs): a grid rope's angles, 0 .. n - 1 per axis, row-major."""
+    cos, sin = grid_reference(family, model, inputs, grid, trained, method, timestep, authors)
+    return (torch.complex(cos[:, ::2], sin[:, ::2])[None, None],)
+
+
+REFERENCES["SanaWMKind"] = sana_wm_reference
+
+
+def joyimage_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """JoyImage Edit's (cos, sin) of its items x h x w grid (items kept as trained, y and x by the method), each
+    pair twice, then with rope_type "mrope" the text's at the largest grid index + 1, + 2, ... on every axis, by
+    the same per-axis frequencies."""
+    t = family.time.to_t(timestep)
+    items = inputs["hidden_states"].shape[1]
+    sizes = (items, *grid)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gains = [g * math.sqrt(yarn_logit_scale(method, trained, grid, t)) for _, g in per_axis]
+    positions = grid_indices(sizes)
+    tables = interleaved([positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)], gains)
+    if model.config.rope_type == "mrope":
+        text = np.arange(inputs["encoder_hidden_states"].shape[1], dtype=float) + max(sizes)
+        tables += interleaved([text[:, None] * f for f, _ in per_axis], gains)
+    return tables
+
+
+REFERENCES["JoyImageKind"] = joyimage_reference
+
+
+def joyimage_range_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """JoyImage Edit Plus's (cos, sin) of the output, the first component (the rope's first call): positions
+    0 .. n - 1 per axis, time kept as trained, y and x by the method, each pair twice."""
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = grid_indices((1, *grid))
+    angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    return interleaved(angles, [g * gain for _, g in per_axis])
+
+
+REFERENCES["JoyImageRangeKind"] = joyimage_range_reference
+
+
+def ltx2_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """LTX-2's video table at the patches' midpoints m: angles omega_i (2 m_a / base_a - 1), pair (i, axis) ->
+    3 i + axis, written through the core representation (base theta^(n / (n - 1)) at c = (pi / 2) theta
+    (2 g - 1), core pair n - 1 - i); time as trained, y and x by the method over their trained length in c
+    units; "interleaved" (1, seq, dim) each pair twice or "split" (1, heads, seq, dim / 2), pass-through
+    channels first (cos the logit gain, sin 0)."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    dim = config.num_attention_heads * config.attention_head_dim
+    n, theta = dim // 6, config.rope_theta
+    core = theta ** (n / (n - 1))
+    bases = np.array([config.pos_embed_max_pos, config.base_height, config.base_width], dtype=float)
+    middle = inputs["video_coords"].double().mean(-1)[0].numpy()  # (3, seq)
+    c = np.pi / 2 * theta * (2 * middle / bases[:, None] - 1)
+    spacing = [np.pi * theta * config.vae_scale_factors[a] * config.patch_size / bases[a] for a in (1, 2)]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    per_axis = [(base_freqs(2 * n, core), 1.0)] + [
+        axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
+        for a in (0, 1)]
+    angles = np.stack([c[a] * per_axis[a][0][n - 1 - i] for i in range(n) for a in range(3)], -1)
+    gains = np.array([per_axis[a][1] * gain for i in range(n) for a in range(3)])
+    cos, sin = np.cos(angles) * gains, np.sin(angles) * gains
+    split = config.rope_type == "split"
+    if not split:
+        cos, sin = cos.repeat(2, -1), sin.repeat(2, -1)
+    pad = (dim // 2 if split else dim) - cos.shape[-1]
+    cos = np.concatenate([np.full((cos.shape[0], pad), gain), cos], -1)
+    sin = np.concatenate([np.zeros((sin.shape[0], pad)), sin], -1)
+    cos, sin = torch.from_numpy(cos).float()[None], torch.from_numpy(sin).float()[None]
+    if split:
+        cos, sin = (rearrange(x, "b s (h d) -> b h s d", h=config.num_attention_heads) for x in (cos, sin))
+    return cos, sin
+
+
+REFERENCES["LTX2Kind"] = ltx2_reference
