@@ -61,13 +61,20 @@ class RiflexK:
 
 @dataclass(frozen=True)
 class Timestep:
-    """How the transformer's `timestep` argument becomes t in [0, 1], t = 1 pure noise: t = timestep / at_noise."""
+    """How the transformer's `timestep` argument becomes t in [0, 1], t = 1 pure noise: t = timestep / at_noise,
+    or with `reverse` (Lumina's pipelines pass 0 at noise, 1 at the image) t = 1 - timestep / at_noise."""
 
     at_noise: float
     source: str = ""
+    reverse: bool = False
 
     def to_t(self, timestep: float) -> float:
-        return min(max(timestep / self.at_noise, 0.0), 1.0)
+        t = timestep / self.at_noise
+        return min(max(1.0 - t if self.reverse else t, 0.0), 1.0)
+
+    def timestep_at(self, t: float) -> float:
+        """The `timestep` argument that stands for t."""
+        return (1.0 - t if self.reverse else t) * self.at_noise
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ def load_sibling(name: str):
 
 
 tiny_families = load_sibling("tiny_families")
+tiny_families.TINY.update(load_sibling("tiny_tables_own").TINY)  # ConsisID, HunyuanDiT, CogView4, ...
 reference_tables = load_sibling("reference_tables")
 FAMILY = {family.name: family for family in FAMILIES}
 

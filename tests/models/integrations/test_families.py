@@ -48,7 +48,7 @@ def test_every_method_is_bit_identical_at_and_inside_the_trained_grid(member, en
             apply_extrapolation(model, Extrapolation("none", entropy_scaling=True), trained_grid=small.trained)
         return
     inside = tuple(max(1, n - 1) for n in small.trained)
-    timestep = 0.6 * family.time.at_noise
+    timestep = family.time.timestep_at(0.6)
     plain = {grid: tiny.run(model, small, grid, timestep) for grid in (small.trained, inside)}
     for method in methods_for(family):
         handle = apply_extrapolation(model, Extrapolation(method, entropy_scaling=entropy_scaling),
@@ -62,7 +62,7 @@ def test_remove_restores_the_model_and_every_method_acts_beyond_the_trained_grid
     family, small = member
     model = small.make()
     before = _state(model)
-    grid, timestep = tuple(2 * n for n in small.trained), 0.8 * family.time.at_noise
+    grid, timestep = tuple(2 * n for n in small.trained), family.time.timestep_at(0.8)
     plain = tiny.run(model, small, grid, timestep)
     for method in methods_for(family):
         handle = apply_extrapolation(model, method, trained_grid=small.trained)
@@ -82,7 +82,7 @@ def test_each_method_gives_its_formula_beyond_the_trained_grid(member, method, t
     if type(family.kind).__name__ == "LTXKind" and method not in reference.LTX_CHECKED_METHODS:
         pytest.skip("LTX-Video's banded methods: through the core representation (test_extrapolation_tables)")
     model = small.make()
-    grid, timestep = tuple(2 * n for n in small.trained), T * family.time.at_noise
+    grid, timestep = tuple(2 * n for n in small.trained), family.time.timestep_at(T)
     plain = tiny.rope_table(model, family, small, grid, timestep)
     handle = apply_extrapolation(model, method, trained_grid=small.trained)
     ours = tiny.rope_table(model, family, small, grid, timestep)
@@ -102,7 +102,7 @@ def test_the_timestep_is_read_per_family_convention(member, tiny):
     tables = {}
     grid = tuple(2 * n for n in small.trained)
     for t in (1.0, 0.25):
-        tables[t] = tiny.rope_table(model, family, small, grid, t * family.time.at_noise)
+        tables[t] = tiny.rope_table(model, family, small, grid, family.time.timestep_at(t))
         assert handle.time.value() == pytest.approx(t, abs=1e-3)  # t = timestep / (its value at pure noise)
     handle.remove()
     assert not torch.equal(tables[1.0][0], tables[0.25][0])
@@ -126,7 +126,7 @@ def test_applying_twice_or_removing_twice_is_an_error_and_changes_nothing(member
 def test_the_handle_is_a_context_manager(member, tiny):
     family, small = member
     model = small.make()
-    grid, timestep = tuple(2 * n for n in small.trained), 0.5 * family.time.at_noise
+    grid, timestep = tuple(2 * n for n in small.trained), family.time.timestep_at(0.5)
     plain = tiny.run(model, small, grid, timestep)
     with apply_extrapolation(model, "ntk", trained_grid=small.trained) as handle:
         assert not torch.equal(tiny.run(model, small, grid, timestep), plain)
@@ -139,7 +139,7 @@ def test_the_declaration_describes_the_models_own_rope(member, tiny, reference, 
     theta, positions and format (the model computes in float32; LTX-Video's angles reach (pi/2) theta)."""
     family, small = member
     model = small.make()
-    timestep = 0.5 * family.time.at_noise
+    timestep = family.time.timestep_at(0.5)
     own = tiny.rope_table(model, family, small, small.trained, timestep)
     expected = reference.reference_for(family.kind)(family, model, small.inputs(model, small.trained, timestep),
                                                     small.trained, small.trained, "none", timestep, authors)
