@@ -229,3 +229,36 @@ REFERENCES = {
     "FrameIndicesKind": framepack_reference,
     "AnyFlowKind": anyflow_reference,
 }
+
+
+def fitted_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Positions fitted into an extent (`FittedKind`): the tiny trained grids fill the family's extent from 0,
+    so axis a's positions are i * E_a / n_a at the trained grid (n_a trained tokens over E_a); beyond it
+    i * E_a / n_a with the method at that spacing (its trained length E_a). The table in the family's
+    layout ("interleaved": each pair twice; "halves": the half-width table twice), axis blocks in `columns`
+    order."""
+    t = family.time.to_t(timestep)
+    kind = family.kind
+    dims, theta = family.rope_axes.resolve(model.config)
+    extents = FITTED_EXTENTS[family.name](model.config)
+    spacing = [e / n for e, n in zip(extents, trained, strict=True)]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    freqs = [axis_frequencies(method, d, theta, n / tr, e, t, authors) for d, n, tr, e in
+             zip(dims, grid, trained, extents, strict=True)]
+    positions = grid_indices(grid) * np.array(spacing)
+    order = kind.columns or range(len(dims))
+    angles = [positions[:, a, None] * freqs[a][0] for a in order]
+    gains = [freqs[a][1] * gain for a in order]
+    if kind.layout == "interleaved":
+        return interleaved(angles, gains)
+    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    return tuple(torch.from_numpy(np.concatenate([x, x], -1)).float() for x in (cos, sin))
+
+
+# per family, the extent (position units) each axis spans, written out from its pipeline or rope module
+FITTED_EXTENTS = {
+    "hunyuan-dit": lambda config: (512 // 8 // config.patch_size,) * 2,
+    "hunyuan-dit-controlnet": lambda config: (512 // 8 // config.patch_size,) * 2,
+}
+REFERENCES["FittedKind"] = fitted_reference

@@ -5,7 +5,7 @@ conftest.py. Each pipeline's table comes from the pipeline's own method where it
 from __future__ import annotations
 
 import torch
-from tiny_families import Tiny, generator
+from tiny_families import Tiny, generator, without_zero_init
 
 
 def make_consisid():
@@ -39,6 +39,51 @@ def consisid_inputs(model, grid, timestep):
                 image_rotary_emb=consisid_table(model, grid))
 
 
+def make_hunyuan_dit():
+    from diffusers import HunyuanDiT2DModel
+
+    torch.manual_seed(0)
+    return HunyuanDiT2DModel(num_attention_heads=2, attention_head_dim=16, in_channels=4, patch_size=2,
+                             hidden_size=32, num_layers=2, mlp_ratio=2.0, cross_attention_dim=8,
+                             cross_attention_dim_t5=8, pooled_projection_dim=4, text_len=3, text_len_t5=3,
+                             sample_size=8).eval()
+
+
+def make_hunyuan_dit_controlnet():
+    from diffusers import HunyuanDiT2DControlNetModel
+
+    torch.manual_seed(0)
+    return without_zero_init(HunyuanDiT2DControlNetModel(
+        conditioning_channels=4, num_attention_heads=2, attention_head_dim=16, in_channels=4, patch_size=2,
+        hidden_size=32, transformer_num_layers=4, mlp_ratio=2.0, cross_attention_dim=8, cross_attention_dim_t5=8,
+        pooled_projection_dim=4, text_len=3, text_len_t5=3, sample_size=8).eval())
+
+
+def hunyuan_dit_table(model, grid):
+    """HunyuanDiTPipeline's table: the grid fitted into its 512 px box, diffusers' own functions."""
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed
+    from diffusers.pipelines.hunyuandit.pipeline_hunyuandit import get_resize_crop_region_for_grid
+
+    crops = get_resize_crop_region_for_grid(tuple(grid), 512 // 8 // model.config.patch_size)
+    return get_2d_rotary_pos_embed(model.config.attention_head_dim, crops, tuple(grid), device=torch.device("cpu"))
+
+
+def hunyuan_dit_inputs(model, grid, timestep, controlnet=False):
+    h, w = grid
+    g = generator()
+    inputs = dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                  encoder_hidden_states=torch.randn(1, 3, 8, generator=g), text_embedding_mask=torch.ones(1, 3),
+                  encoder_hidden_states_t5=torch.randn(1, 3, 8, generator=g), text_embedding_mask_t5=torch.ones(1, 3),
+                  image_meta_size=torch.tensor([[8.0 * 2 * h, 8.0 * 2 * w] * 3]), style=torch.tensor([0]),
+                  image_rotary_emb=hunyuan_dit_table(model, grid))
+    if controlnet:
+        inputs["controlnet_cond"] = torch.randn(1, 4, 2 * h, 2 * w, generator=g)
+    return inputs
+
+
 TINY: dict[str, Tiny] = {
     "consisid": Tiny(make_consisid, consisid_inputs, (3, 4, 4)),
+    "hunyuan-dit": Tiny(make_hunyuan_dit, hunyuan_dit_inputs, (4, 4)),
+    "hunyuan-dit-controlnet": Tiny(make_hunyuan_dit_controlnet,
+                                   lambda m, g, t: hunyuan_dit_inputs(m, g, t, controlnet=True), (4, 4)),
 }

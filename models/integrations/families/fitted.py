@@ -1,0 +1,82 @@
+"""Families whose positions are fitted into a fixed extent; see `rope_kinds/fitted.py`.
+
+HunyuanDiT: its pipelines (HunyuanDiTPipeline, HunyuanDiTControlNetPipeline, HunyuanDiTPAGPipeline)
+fit the token grid into a square of 512 / 8 / patch tokens (the longer side spans it, the shorter
+one is centred; diffusers' `get_resize_crop_region_for_grid`) and pass `get_2d_rotary_pos_embed`'s
+(cos, sin) (seq, head_dim) as `image_rotary_emb`: two axes of head_dim / 2 channels, theta 10000,
+each pair twice, the x block first. Time: the pipelines pass DDPM steps 0 .. 999. Its ControlNet
+takes the same table and is patched with the transformer when a pipeline is passed. Since the pipeline
+already squeezes a bigger grid into its box, "none" is that squeeze and "pi" at the trained spacing
+equals it on square grids (to float rounding); the other methods differ from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..rope_kinds.fitted import FittedKind
+
+
+def centred_fit(grid: tuple[int, int], box: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((top, left), (bottom, right)) of a grid resized to fit `box` (th, tw) with its aspect ratio kept and
+    centred, rounded as diffusers' `get_resize_crop_region_for_grid` rounds (Python's round)."""
+    (h, w), (th, tw) = grid, box
+    if h / w > th / tw:
+        size = th, int(round(th / h * w))
+    else:
+        size = int(round(tw / w * h)), tw
+    top, left = int(round((th - size[0]) / 2.0)), int(round((tw - size[1]) / 2.0))
+    return (top, left), (top + size[0], left + size[1])
+
+
+def linspace_positions(start: float, stop: float, n: int) -> torch.Tensor:
+    """diffusers' positions of n tokens of a crop from `start` to `stop`: linspace(start, stop (n - 1) / n, n),
+    float64."""
+    return torch.linspace(start, stop * (n - 1) / n, n, dtype=torch.float64)
+
+
+def hunyuan_dit_positions(config, grid) -> list[torch.Tensor]:
+    """(y, x) positions of HunyuanDiT's pipelines for a token grid (h, w)."""
+    base = 512 // 8 // config["patch_size"]
+    start, stop = centred_fit(tuple(grid), (base, base))
+    return [linspace_positions(start[a], stop[a], n) for a, n in enumerate(grid)]
+
+
+def latent_grid(config, hidden_states: torch.Tensor) -> tuple[int, int]:
+    """The token grid of a latent (b, c, h, w) in patches of `patch_size`."""
+    p = config["patch_size"]
+    return hidden_states.shape[-2] // p, hidden_states.shape[-1] // p
+
+
+def hunyuan_dit_dims(config) -> tuple[int, int]:
+    half = int(config["attention_head_dim"]) // 2
+    return half, half
+
+
+HUNYUAN_DIT = Family(
+    name="hunyuan-dit",
+    title="HunyuanDiT",
+    classes=("HunyuanDiT2DModel",),
+    kind=FittedKind(positions=hunyuan_dit_positions, grid=latent_grid, argument="image_rotary_emb",
+                    columns=(1, 0)),
+    axes=("spatial", "spatial"),
+    rope_axes=RopeAxes(dims=hunyuan_dit_dims, theta=10000.0,
+                       theta_source="get_2d_rotary_pos_embed's default, which the HunyuanDiT pipelines use"),
+    trained=(TrainedGrid(
+        (80, 80),
+        "HunyuanDiTPipeline's resolution binning (SUPPORTED_SHAPE, the sizes it maps every request to): from "
+        "768 to 1280 px a side, 1280 x 1280 px the largest; VAE 8x, patch 2; the model card was not read",
+        pipeline_default=(64, 64)),),  # default_sample_size 128 latent pixels: 1024 x 1024 px
+    time=Timestep(1000.0, "the HunyuanDiT pipelines pass DDPM steps 0 .. 999"),
+    pipelines=("HunyuanDiTPipeline", "HunyuanDiTPAGPipeline", "HunyuanDiTControlNetPipeline"),
+    test="test_families.py, test_fitted.py",
+)
+
+HUNYUAN_DIT_CONTROLNET = replace(HUNYUAN_DIT, name="hunyuan-dit-controlnet", title="HunyuanDiT ControlNet",
+                                 classes=("HunyuanDiT2DControlNetModel",),
+                                 pipelines=("HunyuanDiTControlNetPipeline",))
+
+FAMILIES = (HUNYUAN_DIT, HUNYUAN_DIT_CONTROLNET)
