@@ -8,6 +8,12 @@ each pair twice, the x block first. Time: the pipelines pass DDPM steps 0 .. 999
 takes the same table and is patched with the transformer when a pipeline is passed. Since the pipeline
 already squeezes a bigger grid into its box, "none" is that squeeze and "pi" at the trained spacing
 equals it on square grids (to float rounding); the other methods differ from it.
+
+EasyAnimate: its rope module (`rope_embedding`, called with the latent (b, c, frames, h, w)) fits
+the grid into a box of 60 x 90 latent pixels (480 x 720 px) the same way and returns CogVideoX's
+format, `get_3d_rotary_pos_embed`'s (cos, sin) (seq, head_dim): axes (t, y, x) of head_dim / 4,
+3 head_dim / 8, 3 head_dim / 8, theta 10000, frames at 0 .. T - 1. Time: its pipelines pass the
+flow-matching scheduler's timesteps, sigma * 1000.
 """
 
 from __future__ import annotations
@@ -75,8 +81,46 @@ HUNYUAN_DIT = Family(
     test="test_families.py, test_fitted.py",
 )
 
+def easyanimate_positions(config, grid) -> list[torch.Tensor]:
+    """(t, y, x) positions of EasyAnimate's rope for a token grid (frames, h, w)."""
+    p = config["patch_size"]
+    frames, height, width = grid
+    start, stop = centred_fit((height, width), (60 // p, 90 // p))
+    return [linspace_positions(0, frames, frames), linspace_positions(start[0], stop[0], height),
+            linspace_positions(start[1], stop[1], width)]
+
+
+def easyanimate_grid(config, hidden_states: torch.Tensor) -> tuple[int, int, int]:
+    """The token grid of a latent (b, c, frames, h, w): frames as they are, h and w in patches."""
+    return (hidden_states.shape[2], *latent_grid(config, hidden_states))
+
+
+def easyanimate_dims(config) -> tuple[int, int, int]:
+    head_dim = int(config["attention_head_dim"])
+    return head_dim // 4, head_dim // 8 * 3, head_dim // 8 * 3
+
+
+EASYANIMATE = Family(
+    name="easyanimate",
+    title="EasyAnimate",
+    classes=("EasyAnimateTransformer3DModel",),
+    kind=FittedKind(positions=easyanimate_positions, grid=easyanimate_grid),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims=easyanimate_dims, theta=10000.0,
+                       theta_source="get_3d_rotary_pos_embed's default, which EasyAnimateRotaryPosEmbed uses"),
+    trained=(TrainedGrid(
+        (13, 64, 64),
+        "EasyAnimate V5: 49 frames (6 s at 8 fps) at up to 1024 x 1024 px, as third-party pages on V5 report (the "
+        "model card was not read); VAE 8x spatial, 4x temporal (13 latent frames), patch 2",
+        pipeline_default=(13, 32, 32)),),  # EasyAnimatePipeline: 49 frames at 512 x 512 px
+    time=Timestep(1000.0, "the EasyAnimate pipelines pass the flow-matching scheduler's timesteps, sigma * 1000"),
+    rope_attr="rope_embedding",
+    rope_classes=("EasyAnimateRotaryPosEmbed",),
+    pipelines=("EasyAnimatePipeline", "EasyAnimateInpaintPipeline", "EasyAnimateControlPipeline"),
+)
+
 HUNYUAN_DIT_CONTROLNET = replace(HUNYUAN_DIT, name="hunyuan-dit-controlnet", title="HunyuanDiT ControlNet",
                                  classes=("HunyuanDiT2DControlNetModel",),
                                  pipelines=("HunyuanDiTControlNetPipeline",))
 
-FAMILIES = (HUNYUAN_DIT, HUNYUAN_DIT_CONTROLNET)
+FAMILIES = (HUNYUAN_DIT, HUNYUAN_DIT_CONTROLNET, EASYANIMATE)

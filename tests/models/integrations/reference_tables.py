@@ -240,7 +240,7 @@ def fitted_reference(family, model, inputs, grid, trained, method, timestep, aut
     t = family.time.to_t(timestep)
     kind = family.kind
     dims, theta = family.rope_axes.resolve(model.config)
-    extents = FITTED_EXTENTS[family.name](model.config)
+    extents = FITTED_EXTENTS[family.name](model.config, trained)
     spacing = [e / n for e, n in zip(extents, trained, strict=True)]
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
     freqs = [axis_frequencies(method, d, theta, n / tr, e, t, authors) for d, n, tr, e in
@@ -256,9 +256,10 @@ def fitted_reference(family, model, inputs, grid, trained, method, timestep, aut
     return tuple(torch.from_numpy(np.concatenate([x, x], -1)).float() for x in (cos, sin))
 
 
-# per family, the extent (position units) each axis spans, written out from its pipeline or rope module
+# per family, the extent (position units) each axis of a tiny trained grid spans, from its pipeline or rope module
 FITTED_EXTENTS = {
-    "hunyuan-dit": lambda config: (512 // 8 // config.patch_size,) * 2,
-    "hunyuan-dit-controlnet": lambda config: (512 // 8 // config.patch_size,) * 2,
+    "hunyuan-dit": lambda config, trained: (512 // 8 // config.patch_size,) * 2,
+    "hunyuan-dit-controlnet": lambda config, trained: (512 // 8 // config.patch_size,) * 2,
+    "easyanimate": lambda config, trained: (trained[0], 60 // config.patch_size, 90 // config.patch_size),
 }
 REFERENCES["FittedKind"] = fitted_reference

@@ -81,9 +81,28 @@ def hunyuan_dit_inputs(model, grid, timestep, controlnet=False):
     return inputs
 
 
+
+def make_easyanimate():
+    from diffusers import EasyAnimateTransformer3DModel
+
+    torch.manual_seed(0)
+    return EasyAnimateTransformer3DModel(num_attention_heads=2, attention_head_dim=16, in_channels=4, out_channels=4,
+                                         patch_size=2, num_layers=1, mmdit_layers=1, time_embed_dim=8,
+                                         text_embed_dim=8).eval()
+
+
+def easyanimate_inputs(model, grid, timestep):
+    """grid (frames, h, w) in tokens; the tiny trained grid (3, 4, 6) fills the rope's 30 x 45 token box."""
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+
+
 TINY: dict[str, Tiny] = {
     "consisid": Tiny(make_consisid, consisid_inputs, (3, 4, 4)),
     "hunyuan-dit": Tiny(make_hunyuan_dit, hunyuan_dit_inputs, (4, 4)),
     "hunyuan-dit-controlnet": Tiny(make_hunyuan_dit_controlnet,
                                    lambda m, g, t: hunyuan_dit_inputs(m, g, t, controlnet=True), (4, 4)),
+    "easyanimate": Tiny(make_easyanimate, easyanimate_inputs, (3, 4, 6)),
 }
