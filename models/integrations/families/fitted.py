@@ -14,6 +14,12 @@ the grid into a box of 60 x 90 latent pixels (480 x 720 px) the same way and ret
 format, `get_3d_rotary_pos_embed`'s (cos, sin) (seq, head_dim): axes (t, y, x) of head_dim / 4,
 3 head_dim / 8, 3 head_dim / 8, theta 10000, frames at 0 .. T - 1. Time: its pipelines pass the
 flow-matching scheduler's timesteps, sigma * 1000.
+
+CogView4: its rope module (`rope`, called with the latent (b, c, h, w)) places token i of n at
+i * R // n of R = rope_axes_dim positions per axis (a bigger grid, denser positions over the same R);
+GLM-Image's places it at i. Both: axes (y, x) of head_dim / 2 channels, theta 10000, the half-width
+table twice ("halves"). Time: their pipelines pass the flow-matching scheduler's timesteps (sigma *
+1000; GLM-Image's minus 1).
 """
 
 from __future__ import annotations
@@ -119,8 +125,49 @@ EASYANIMATE = Family(
     pipelines=("EasyAnimatePipeline", "EasyAnimateInpaintPipeline", "EasyAnimateControlPipeline"),
 )
 
+def cogview4_positions(config, grid) -> list[torch.Tensor]:
+    """(y, x) positions of CogView4's rope for a token grid (h, w): i * R // n, R = rope_axes_dim."""
+    return [(torch.arange(n) * extent // n).double() for n, extent in zip(grid, config["rope_axes_dim"], strict=True)]
+
+
+def token_indices(config, grid) -> list[torch.Tensor]:
+    """Positions 0 .. n - 1 per axis (GLM-Image)."""
+    return [torch.arange(n, dtype=torch.float64) for n in grid]
+
+
+COGVIEW4 = Family(
+    name="cogview4",
+    title="CogView4",
+    classes=("CogView4Transformer2DModel",),
+    kind=FittedKind(positions=cogview4_positions, grid=latent_grid, layout="halves"),
+    axes=("spatial", "spatial"),
+    rope_axes=RopeAxes(dims=hunyuan_dit_dims, theta=10000.0,
+                       theta_source="CogView4Transformer2DModel builds its CogView4RotaryPosEmbed with theta=10000.0"),
+    trained=(TrainedGrid(
+        (128, 128),
+        "CogView4-6B's stated range, 512 to 2048 px a side (as its release reports; the model card was not read); "
+        "VAE 8x, patch 2",
+        pipeline_default=(64, 64)),),  # sample_size 128 latent pixels: 1024 x 1024 px
+    time=Timestep(1000.0, "CogView4Pipeline passes the flow-matching scheduler's timesteps, sigma * 1000"),
+    rope_attr="rope",
+    rope_classes=("CogView4RotaryPosEmbed",),
+    pipelines=("CogView4Pipeline", "CogView4ControlPipeline"),
+)
+
+GLM_IMAGE = replace(
+    COGVIEW4, name="glm-image", title="GLM-Image", classes=("GlmImageTransformer2DModel",),
+    kind=FittedKind(positions=token_indices, grid=latent_grid, layout="halves"),
+    rope_axes=RopeAxes(dims=hunyuan_dit_dims, theta=10000.0,
+                       theta_source="GlmImageTransformer2DModel builds its GlmImageRotaryPosEmbed with theta=10000.0"),
+    trained=(TrainedGrid(
+        (64, 64),
+        "GlmImagePipeline's default size, 1024 x 1024 px (sample_size 128 latent pixels), stands in for the "
+        "trained one (the model card was not read); VAE 8x, patch 2"),),
+    time=Timestep(1000.0, "GlmImagePipeline passes the flow-matching scheduler's timesteps (sigma * 1000) minus 1"),
+    rope_classes=("GlmImageRotaryPosEmbed",), pipelines=("GlmImagePipeline",))
+
 HUNYUAN_DIT_CONTROLNET = replace(HUNYUAN_DIT, name="hunyuan-dit-controlnet", title="HunyuanDiT ControlNet",
                                  classes=("HunyuanDiT2DControlNetModel",),
                                  pipelines=("HunyuanDiTControlNetPipeline",))
 
-FAMILIES = (HUNYUAN_DIT, HUNYUAN_DIT_CONTROLNET, EASYANIMATE)
+FAMILIES = (HUNYUAN_DIT, HUNYUAN_DIT_CONTROLNET, EASYANIMATE, COGVIEW4, GLM_IMAGE)

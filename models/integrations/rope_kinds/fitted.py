@@ -1,7 +1,8 @@
-"""Ropes whose positions are fitted into a fixed extent, whatever the grid (HunyuanDiT, EasyAnimate, CogView4).
+"""Grid tables placed by the family's own position rule, mostly a fit into a fixed extent.
 
 HunyuanDiT's pipeline fits every grid into its 512 px box, EasyAnimate's rope into a 480 x 720 px
-box, CogView4's into 256 positions per axis: a bigger grid gets denser positions of the same span.
+box, CogView4's into 256 positions per axis: a bigger grid gets denser positions of the same span
+(GLM-Image's rule is plain token indices, in CogView4's table format).
 The family's own table (the pipeline's argument `argument`, or the rope module at `rope_attr`
 called with the latent) stays wherever the plan is None. Beyond the trained grid an axis the method
 scales gets positions i * d_a, d_a the mean spacing of its own positions at the trained grid, and
@@ -37,7 +38,7 @@ class FittedKind(RopeKind):
     argument: str | None = None
     layout: str = "interleaved"
     columns: tuple[int, ...] | None = None
-    title: ClassVar[str] = "positions fitted into a fixed extent"
+    title: ClassVar[str] = "grid by its own position rule (fitted extents)"
 
     def make_rope(self, original, setup: RopeSetup) -> FittedRope:
         return FittedRope(original, setup)

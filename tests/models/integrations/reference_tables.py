@@ -261,5 +261,7 @@ FITTED_EXTENTS = {
     "hunyuan-dit": lambda config, trained: (512 // 8 // config.patch_size,) * 2,
     "hunyuan-dit-controlnet": lambda config, trained: (512 // 8 // config.patch_size,) * 2,
     "easyanimate": lambda config, trained: (trained[0], 60 // config.patch_size, 90 // config.patch_size),
+    "cogview4": lambda config, trained: tuple(config.rope_axes_dim),
+    "glm-image": lambda config, trained: tuple(trained),
 }
 REFERENCES["FittedKind"] = fitted_reference

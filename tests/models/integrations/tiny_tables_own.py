@@ -99,10 +99,52 @@ def easyanimate_inputs(model, grid, timestep):
                 encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
 
 
+
+def make_cogview4():
+    """rope_axes_dim (8, 8): the tiny trained grid (4, 4) takes every second position."""
+    from diffusers import CogView4Transformer2DModel
+
+    torch.manual_seed(0)
+    return CogView4Transformer2DModel(patch_size=2, in_channels=4, out_channels=4, num_layers=1, attention_head_dim=16,
+                                      num_attention_heads=2, text_embed_dim=8, time_embed_dim=8, condition_dim=4,
+                                      rope_axes_dim=(8, 8)).eval()
+
+
+def cogview4_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    size = torch.tensor([[16.0 * h, 16.0 * w]])
+    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), encoder_hidden_states=torch.randn(
+        1, 3, 8, generator=g), timestep=torch.tensor([float(timestep)]), original_size=size, target_size=size,
+                crop_coords=torch.zeros(1, 2))
+
+
+def make_glm_image():
+    from diffusers import GlmImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return GlmImageTransformer2DModel(patch_size=2, in_channels=4, out_channels=4, num_layers=1, attention_head_dim=16,
+                                      num_attention_heads=2, text_embed_dim=8, time_embed_dim=8, condition_dim=4,
+                                      prior_vq_quantizer_codebook_size=8).eval()
+
+
+def glm_image_inputs(model, grid, timestep):
+    """The prior's image tokens: one per token of the grid (the pipeline upsamples its own to the grid)."""
+    h, w = grid
+    g = generator()
+    size = torch.tensor([[16.0 * h, 16.0 * w]])
+    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), encoder_hidden_states=torch.randn(
+        1, 3, 8, generator=g), prior_token_id=torch.randint(0, 8, (1, h * w), generator=g),
+                prior_token_drop=torch.tensor([False]), timestep=torch.tensor([float(timestep)]), target_size=size,
+                crop_coords=torch.zeros(1, 2))
+
+
 TINY: dict[str, Tiny] = {
     "consisid": Tiny(make_consisid, consisid_inputs, (3, 4, 4)),
     "hunyuan-dit": Tiny(make_hunyuan_dit, hunyuan_dit_inputs, (4, 4)),
     "hunyuan-dit-controlnet": Tiny(make_hunyuan_dit_controlnet,
                                    lambda m, g, t: hunyuan_dit_inputs(m, g, t, controlnet=True), (4, 4)),
     "easyanimate": Tiny(make_easyanimate, easyanimate_inputs, (3, 4, 6)),
+    "cogview4": Tiny(make_cogview4, cogview4_inputs, (4, 4)),
+    "glm-image": Tiny(make_glm_image, glm_image_inputs, (4, 4)),
 }
