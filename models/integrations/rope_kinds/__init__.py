@@ -7,6 +7,7 @@
 - `pipeline_tables`: tables the pipeline builds and passes in (CogVideoX).
 - `fitted`: grid tables by the family's position rule, from the pipeline or a rope module, most
   fitted into a fixed extent (HunyuanDiT, EasyAnimate, CogView4; GLM-Image).
+- `lumina2`: Lumina2's caption-indexed complex tables (caption, image and joint).
 - `frame_indices`: ropes given frame indices, height and width (Framepack).
 - `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
 `base` holds what they share; `references` the rule for reference images (the `reference` option).

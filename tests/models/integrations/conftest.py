@@ -48,6 +48,7 @@ def rope_table(model, family, tiny, grid, timestep):
     finally:
         hook.remove()
     seen = [tuple(out.values()) if isinstance(out, dict) else out for out in seen]
+    seen = [tuple(x for x in out if torch.is_tensor(x)) if isinstance(out, tuple) else out for out in seen]  # Lumina2
     if getattr(family.kind, "separate_calls", ()):  # one call per ids argument (Flux.2, Flux3): all of them
         return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]

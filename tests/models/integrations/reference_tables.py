@@ -265,3 +265,35 @@ FITTED_EXTENTS = {
     "glm-image": lambda config, trained: tuple(trained),
 }
 REFERENCES["FittedKind"] = fitted_reference
+
+
+def lumina2_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Lumina2's outputs that are tensors: the patched latent (b, h w, p p c), and the caption's, image's and
+    joint complex tables: caption j at (j, 0, 0), image (r, c) at (L, r, c), padding at (0, 0, 0) (zeros in the
+    caption's table); the caption's table as trained, the others with the method and its gain."""
+    t = family.time.to_t(timestep)
+    p = model.config.patch_size
+    patched = rearrange(inputs["hidden_states"], "b c (h p) (w q) -> b (h w) (p q c)", p=p, q=p)
+    lengths = inputs["encoder_attention_mask"].sum(1).tolist()
+    total, seq = max(lengths) + math.prod(grid), math.prod(grid)
+    rows = grid_indices(grid)
+    ids = np.zeros((len(lengths), total, 3))
+    for i, n in enumerate(lengths):
+        ids[i, :n, 0] = np.arange(n)
+        ids[i, n:n + seq] = np.concatenate([np.full((seq, 1), n), rows], 1)
+
+    def table(method, gain):
+        per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+        angles = [ids[..., a, None] * f for a, (f, _) in enumerate(per_axis)]
+        parts = [np.exp(1j * a) * g * gain for a, (_, g) in zip(angles, per_axis, strict=True)]
+        return torch.from_numpy(np.concatenate(parts, -1))
+
+    joint = table(method, math.sqrt(yarn_logit_scale(method, trained, grid, t)))
+    caption = table("none", 1.0)[:, :inputs["encoder_hidden_states"].shape[1]].clone()
+    for i, n in enumerate(lengths):
+        caption[i, n:] = 0
+    image = torch.stack([joint[i, n:n + seq] for i, n in enumerate(lengths)])
+    return patched, caption, image, joint
+
+
+REFERENCES["Lumina2Kind"] = lumina2_reference

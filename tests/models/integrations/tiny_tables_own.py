@@ -139,6 +139,25 @@ def glm_image_inputs(model, grid, timestep):
                 crop_coords=torch.zeros(1, 2))
 
 
+
+def make_lumina2():
+    from diffusers import Lumina2Transformer2DModel
+
+    torch.manual_seed(0)
+    return Lumina2Transformer2DModel(sample_size=8, patch_size=2, in_channels=4, hidden_size=32, num_layers=1,
+                                     num_refiner_layers=1, num_attention_heads=2, num_kv_heads=1, multiple_of=8,
+                                     axes_dim_rope=(4, 6, 6), axes_lens=(16, 32, 32), cap_feat_dim=8).eval()
+
+
+def lumina2_inputs(model, grid, timestep):
+    """Two captions of lengths 3 and 2 (the mask's sums), so caption and joint tables have padding rows."""
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(2, 4, 2 * h, 2 * w, generator=g), timestep=torch.full((2,), float(timestep)),
+                encoder_hidden_states=torch.randn(2, 3, 8, generator=g),
+                encoder_attention_mask=torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.bool))
+
+
 TINY: dict[str, Tiny] = {
     "consisid": Tiny(make_consisid, consisid_inputs, (3, 4, 4)),
     "hunyuan-dit": Tiny(make_hunyuan_dit, hunyuan_dit_inputs, (4, 4)),
@@ -147,4 +166,5 @@ TINY: dict[str, Tiny] = {
     "easyanimate": Tiny(make_easyanimate, easyanimate_inputs, (3, 4, 6)),
     "cogview4": Tiny(make_cogview4, cogview4_inputs, (4, 4)),
     "glm-image": Tiny(make_glm_image, glm_image_inputs, (4, 4)),
+    "lumina2": Tiny(make_lumina2, lumina2_inputs, (4, 4)),
 }
