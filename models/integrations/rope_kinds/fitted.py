@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import torch
 
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, grid_table, plan_key, tensor_key
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, grid_table, plan_key, tensor_key, with_argument
 
 
 @dataclass(frozen=True)
@@ -128,9 +128,4 @@ class FittedRope(ExtrapolatedRope):
         table = self(argument("hidden_states", args, kwargs, parameters), given)
         if table is None:
             return None
-        position = parameters.index(name)
-        if name in kwargs or len(args) <= position:
-            kwargs = {**kwargs, name: table}
-        else:
-            args = args[:position] + (table,) + args[position + 1:]
-        return args, kwargs
+        return with_argument(name, table, args, kwargs, parameters)

@@ -32,6 +32,7 @@ from .base import (
     index_positions,
     plan_key,
     tensor_key,
+    with_argument,
 )
 
 
@@ -101,10 +102,5 @@ class PipelineTablesRope(ExtrapolatedRope):
         table = self(argument("hidden_states", args, kwargs, parameters), given)
         if table is None:
             return None  # the pipeline's own table, untouched
-        position = parameters.index(name)
-        if name in kwargs or len(args) <= position:
-            kwargs = {**kwargs, name: table}
-        else:
-            args = args[:position] + (table,) + args[position + 1:]
-        return args, kwargs
+        return with_argument(name, table, args, kwargs, parameters)
 

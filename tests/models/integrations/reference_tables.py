@@ -297,3 +297,18 @@ def lumina2_reference(family, model, inputs, grid, trained, method, timestep, au
 
 
 REFERENCES["Lumina2Kind"] = lumina2_reference
+
+
+def lumina_next_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Lumina-Next's complex (h, w, pairs) table: positions 0 .. n - 1 on y and x, pairs alternating y, x."""
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    (fy, gy), (fx, gx) = per_axis
+    y = np.exp(1j * np.arange(grid[0])[:, None, None] * fy) * gy * gain
+    x = np.exp(1j * np.arange(grid[1])[None, :, None] * fx) * gx * gain
+    pairs = np.stack(np.broadcast_arrays(y, x), -1).reshape(grid[0], grid[1], -1)
+    return torch.from_numpy(pairs).to(torch.complex64)  # one tensor, as the harness captures it
+
+
+REFERENCES["LuminaNextKind"] = lumina_next_reference

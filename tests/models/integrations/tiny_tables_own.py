@@ -158,6 +158,33 @@ def lumina2_inputs(model, grid, timestep):
                 encoder_attention_mask=torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.bool))
 
 
+
+def make_lumina_next():
+    from diffusers import LuminaNextDiT2DModel
+
+    torch.manual_seed(0)
+    return LuminaNextDiT2DModel(sample_size=8, patch_size=2, in_channels=4, hidden_size=32, num_layers=1,
+                                num_attention_heads=2, num_kv_heads=1, multiple_of=8, cross_attention_dim=8).eval()
+
+
+def lumina_next_inputs(model, grid, timestep):
+    """LuminaPipeline's table for the step, cut to the grid (the transformer takes the grid's corner of its 384 x
+    384): its scaling factor is the side ratio to sample_size * 8 px, PI-like before its watershed (1), NTK at it."""
+    import math
+
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed_lumina
+
+    h, w = grid
+    g = generator()
+    side = model.config.sample_size * 8
+    factor = math.sqrt(16 * h * 16 * w / side**2)
+    linear, ntk = (factor, 1.0) if timestep < 1.0 else (1.0, factor)
+    table = get_2d_rotary_pos_embed_lumina(model.head_dim, h, w, linear_factor=linear, ntk_factor=ntk)
+    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g), encoder_mask=torch.ones(1, 3),
+                image_rotary_emb=table, cross_attention_kwargs={})
+
+
 TINY: dict[str, Tiny] = {
     "consisid": Tiny(make_consisid, consisid_inputs, (3, 4, 4)),
     "hunyuan-dit": Tiny(make_hunyuan_dit, hunyuan_dit_inputs, (4, 4)),
@@ -167,4 +194,5 @@ TINY: dict[str, Tiny] = {
     "cogview4": Tiny(make_cogview4, cogview4_inputs, (4, 4)),
     "glm-image": Tiny(make_glm_image, glm_image_inputs, (4, 4)),
     "lumina2": Tiny(make_lumina2, lumina2_inputs, (4, 4)),
+    "lumina-next": Tiny(make_lumina_next, lumina_next_inputs, (4, 4)),
 }
