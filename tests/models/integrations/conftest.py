@@ -32,6 +32,13 @@ reference_tables = load_sibling("reference_tables")
 FAMILY = {family.name: family for family in FAMILIES}
 
 
+def _tensors(value) -> list:
+    """The tensors of nested tuples, in order (Lumina2's lengths and Allegro's nesting left out)."""
+    if torch.is_tensor(value):
+        return [value]
+    return [t for item in value for t in _tensors(item)] if isinstance(value, (tuple, list)) else []
+
+
 def rope_table(model, family, tiny, grid, timestep):
     """What the family's rope gives the blocks for a grid, captured in a forward of the model: the rope
     module's output (of its first call, or every call's concatenated in call order where an ids kind
@@ -48,7 +55,7 @@ def rope_table(model, family, tiny, grid, timestep):
     finally:
         hook.remove()
     seen = [tuple(out.values()) if isinstance(out, dict) else out for out in seen]
-    seen = [tuple(x for x in out if torch.is_tensor(x)) if isinstance(out, tuple) else out for out in seen]  # Lumina2
+    seen = [tuple(_tensors(out)) if isinstance(out, tuple) else out for out in seen]  # Lumina2, Allegro
     if getattr(family.kind, "separate_calls", ()):  # one call per ids argument (Flux.2, Flux3): all of them
         return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]

@@ -312,3 +312,22 @@ def lumina_next_reference(family, model, inputs, grid, trained, method, timestep
 
 
 REFERENCES["LuminaNextKind"] = lumina_next_reference
+
+
+def allegro_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Allegro's per-axis tables, positions i / s_a (the config's interpolation scales; a trained length of
+    n_a / s_a), the half-width table twice, then the pipeline's rows of each token (row-major indices)."""
+    t = family.time.to_t(timestep)
+    dims, theta = family.rope_axes.resolve(model.config)
+    scales = [model.config[f"interpolation_scale_{a}"] for a in ("t", "h", "w")]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    out = []
+    for dim, n, tr, s in zip(dims, grid, trained, scales, strict=True):
+        freqs, g = axis_frequencies(method, dim, theta, n / tr, tr / s, t, authors)
+        angles = np.arange(n)[:, None] / s * freqs
+        out += [torch.from_numpy(np.concatenate([f(angles)] * 2, -1) * g * gain).float() for f in (np.cos, np.sin)]
+    rows = grid_indices(grid).astype(np.int64).T[:, None, :]
+    return (*out, *(torch.from_numpy(r) for r in rows))
+
+
+REFERENCES["AllegroKind"] = allegro_reference

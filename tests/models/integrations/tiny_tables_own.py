@@ -4,6 +4,8 @@ conftest.py. Each pipeline's table comes from the pipeline's own method where it
 
 from __future__ import annotations
 
+import types
+
 import torch
 from tiny_families import Tiny, generator, without_zero_init
 
@@ -185,6 +187,29 @@ def lumina_next_inputs(model, grid, timestep):
                 image_rotary_emb=table, cross_attention_kwargs={})
 
 
+
+def make_allegro():
+    from diffusers import AllegroTransformer3DModel
+
+    torch.manual_seed(0)
+    return AllegroTransformer3DModel(patch_size=2, patch_size_t=1, num_attention_heads=2, attention_head_dim=12,
+                                     in_channels=4, out_channels=4, num_layers=1, cross_attention_dim=24,
+                                     caption_channels=8, sample_height=8, sample_width=8, sample_frames=3).eval()
+
+
+def allegro_inputs(model, grid, timestep):
+    """AllegroPipeline's tables and rows from its own method (VAE factor 8)."""
+    from diffusers import AllegroPipeline
+
+    t, h, w = grid
+    g = generator()
+    pipe = types.SimpleNamespace(vae_scale_factor_spatial=8, transformer=model)
+    rope = AllegroPipeline._prepare_rotary_positional_embeddings(pipe, 1, 16 * h, 16 * w, t, torch.device("cpu"))
+    return dict(hidden_states=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g),
+                encoder_hidden_states=torch.randn(1, 3, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                image_rotary_emb=rope)
+
+
 TINY: dict[str, Tiny] = {
     "consisid": Tiny(make_consisid, consisid_inputs, (3, 4, 4)),
     "hunyuan-dit": Tiny(make_hunyuan_dit, hunyuan_dit_inputs, (4, 4)),
@@ -195,4 +220,5 @@ TINY: dict[str, Tiny] = {
     "glm-image": Tiny(make_glm_image, glm_image_inputs, (4, 4)),
     "lumina2": Tiny(make_lumina2, lumina2_inputs, (4, 4)),
     "lumina-next": Tiny(make_lumina_next, lumina_next_inputs, (4, 4)),
+    "allegro": Tiny(make_allegro, allegro_inputs, (3, 4, 4)),
 }
