@@ -9,6 +9,7 @@ from . import (
     flux,
     framepack,
     hunyuan_video,
+    ideogram4,
     ltx_video,
     lumina,
     pipeline_built,
@@ -18,4 +19,4 @@ from . import (
 
 FAMILIES = (*flux.FAMILIES, *qwen_image.FAMILIES, *wan.FAMILIES, *hunyuan_video.FAMILIES, *cogvideox.FAMILIES,
             *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES, *pipeline_built.FAMILIES,
-            *fitted.FAMILIES, *lumina.FAMILIES)
+            *fitted.FAMILIES, *lumina.FAMILIES, *ideogram4.FAMILIES)

@@ -10,6 +10,7 @@
 - `lumina2`: Lumina2's caption-indexed complex tables (caption, image and joint).
 - `lumina_next`: Lumina-Next's complex table from the pipeline, its axes' pairs alternating.
 - `allegro`: Allegro's per-axis tables from the pipeline, with each token's rows.
+- `mrope`: interleaved MRoPE over position ids, one frequency list dealt to the axes (Ideogram 4).
 - `frame_indices`: ropes given frame indices, height and width (Framepack).
 - `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
 `base` holds what they share; `references` the rule for reference images (the `reference` option).

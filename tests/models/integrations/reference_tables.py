@@ -331,3 +331,34 @@ def allegro_reference(family, model, inputs, grid, trained, method, timestep, au
 
 
 REFERENCES["AllegroKind"] = allegro_reference
+
+
+def ideogram4_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Ideogram 4's interleaved MRoPE: pair j of one list (head_dim, theta) rotates with y (j = 1 mod 3, j < 3
+    section_y), x (j = 2 mod 3, j < 3 section_x) or t; an image token at O + d (O = 65536) takes O f_j + d f'_j,
+    f' the method's list for the pair's axis (its length in y or x); text rows as trained; the gain on all."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    head_dim, theta, offset = config.attention_head_dim, float(config.rope_theta), 65536
+    pairs = head_dim // 2
+    axis = np.zeros(pairs, dtype=int)
+    for a in (1, 2):
+        axis[np.arange(a, 3 * config.mrope_section[a], 3)] = a
+    base = base_freqs(head_dim, theta)
+    scaled = [(base, 1.0)] + [axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors)
+                              for n, tr in zip(grid, trained, strict=True)]
+    freqs = np.array([scaled[axis[j]][0][j] for j in range(pairs)])
+    gains = np.array([scaled[axis[j]][1] for j in range(pairs)])
+    ids = inputs["position_ids"].double().numpy()
+    image = ids[..., :1] >= offset
+    trained_angles = ids[..., axis] * base
+    image_angles = offset * base + (ids[..., axis] - offset) * freqs
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    out = []
+    for f in (np.cos, np.sin):
+        table = np.where(image, f(image_angles) * gains, f(trained_angles)) * gain
+        out.append(torch.from_numpy(np.concatenate([table, table], -1)).float())
+    return tuple(out)
+
+
+REFERENCES["InterleavedMRopeKind"] = ideogram4_reference

@@ -210,6 +210,30 @@ def allegro_inputs(model, grid, timestep):
                 image_rotary_emb=rope)
 
 
+
+def make_ideogram4():
+    """head_dim 24: 12 pairs, dealt t, y, x, t, y, x, ... by mrope_section (4, 4, 4)."""
+    from diffusers import Ideogram4Transformer2DModel
+
+    torch.manual_seed(0)
+    return Ideogram4Transformer2DModel(in_channels=4, num_layers=1, attention_head_dim=24, num_attention_heads=2,
+                                       intermediate_size=32, adaln_dim=8, llm_features_dim=8, rope_theta=10000,
+                                       mrope_section=(4, 4, 4)).eval()
+
+
+def ideogram4_inputs(model, grid, timestep):
+    """The packed [text][image] sequence with the pipeline's own ids (two prompts, 3 and 2 text tokens)."""
+    from diffusers import Ideogram4Pipeline
+
+    h, w = grid
+    g = generator()
+    position_ids, segment_ids, indicator = Ideogram4Pipeline._prepare_ids([3, 2], h, w, 3, torch.device("cpu"))
+    length = 3 + h * w
+    return dict(hidden_states=torch.randn(2, length, 4, generator=g), timestep=torch.full((2,), float(timestep)),
+                encoder_hidden_states=torch.randn(2, length, 8, generator=g), position_ids=position_ids,
+                segment_ids=segment_ids, indicator=indicator)
+
+
 TINY: dict[str, Tiny] = {
     "consisid": Tiny(make_consisid, consisid_inputs, (3, 4, 4)),
     "hunyuan-dit": Tiny(make_hunyuan_dit, hunyuan_dit_inputs, (4, 4)),
@@ -221,4 +245,5 @@ TINY: dict[str, Tiny] = {
     "lumina2": Tiny(make_lumina2, lumina2_inputs, (4, 4)),
     "lumina-next": Tiny(make_lumina_next, lumina_next_inputs, (4, 4)),
     "allegro": Tiny(make_allegro, allegro_inputs, (3, 4, 4)),
+    "ideogram4": Tiny(make_ideogram4, ideogram4_inputs, (4, 4)),
 }
