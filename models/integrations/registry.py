@@ -20,6 +20,11 @@ UNREACHED: dict[str, str] = {
         "the reference grid's size), which the module-level `rope_apply` slices per sample with a time stride; "
         "the reference keys go through a K/V cache, and its denoising pass needs a flex-attention block mask "
         "that torch compiles with inductor, which the CPU harness cannot run in well under a second"),
+    "OmniGenTransformer2DModel": (
+        "its rope is Phi-3's 1D rope (OmniGenSuScaledRotaryEmbedding) over the flattened sequence: the pipeline "
+        "numbers text, the time token and the image's tokens row after row as one run of positions 0 .. L - 1, so "
+        "no position axis is the image's height or width and a per-axis method has nothing to act on; its own "
+        "rope already switches to Phi-3's long factors past 4096 positions"),
 }
 
 # methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a
