@@ -61,8 +61,8 @@ def column_blocks(dims: Sequence[int], order: Sequence[int], layout: str, width:
 
 
 class FittedRope(ExtrapolatedRope):
-    """forward(hidden_states, given=None) -> the family's cos, sin for the latent's grid; `given` the
-    pipeline's table (argument kinds), else the own module's output is the trained table."""
+    """forward(hidden_states, given=None) -> the family's cos, sin (seq, head_dim) for the latent's grid;
+    `given` the pipeline's table (argument kinds), else the own module's output is the trained table."""
 
     def __init__(self, original, setup: RopeSetup):
         super().__init__(original, setup)
@@ -72,9 +72,8 @@ class FittedRope(ExtrapolatedRope):
     def token_spacing(self):
         return self.spacing
 
-    def _ours(self, grid, device) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per rope axis's positions i * d_a, in the family's format with the axes in rope order."""
-        plan = self.plan(grid)
+    def _ours(self, grid, plan, device) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos, sin (seq, head_dim) at positions i * d_a per rope axis, in the family's layout, axes in rope order."""
         positions = [torch.arange(n, dtype=torch.float64) * d for n, d in zip(grid, self.spacing, strict=True)]
         interleaved = self.kind.layout == "interleaved"
         cos, sin = grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
@@ -97,7 +96,7 @@ class FittedRope(ExtrapolatedRope):
             gain = math.sqrt(plan.logit_scale)
             out = [table.float() * gain for table in given]
             if replaced:
-                cos, sin = self._ours(grid, given[0].device)
+                cos, sin = self._ours(grid, plan, given[0].device)
                 width, dims, layout = given[0].shape[-1], self.setup.dims, self.kind.layout
                 own_order = column_blocks(dims, self.kind.columns or range(len(dims)), layout, width)
                 ours_order = column_blocks(dims, range(len(dims)), layout, width)
