@@ -2,6 +2,7 @@
 into its 512 px box, so beyond the trained grid PI at the trained spacing is the pipeline's own fitting
 on a square grid, while the other methods differ; a HunyuanDiT ControlNet pipeline gets both models."""
 
+import pytest
 import torch
 from diffusers import DDPMScheduler, HunyuanDiTControlNetPipeline
 
@@ -36,3 +37,13 @@ def test_a_hunyuan_dit_controlnet_pipeline_gets_the_transformer_and_the_controln
     assert all(not torch.equal(a, b) for a, b in zip(beyond, plain, strict=True))
     assert all(torch.equal(tiny.run(model, small, grid, 500.0), b) for (model, small), b in
                zip(members, plain, strict=True))
+
+
+def test_a_pipeline_table_that_does_not_fit_the_latent_is_refused_by_name(tiny):
+    small = tiny.TINY["hunyuan-dit"]
+    model = small.make()
+    inputs = small.inputs(model, (8, 8), 500.0)
+    inputs["image_rotary_emb"] = small.inputs(model, (8, 6), 500.0)["image_rotary_emb"]
+    with apply_extrapolation(model, "ntk", trained_grid=small.trained), pytest.raises(
+            ValueError, match="image_rotary_emb has 48 rows for a grid of"):
+        model(**inputs)
