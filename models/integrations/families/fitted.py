@@ -146,8 +146,7 @@ COGVIEW4 = Family(
     trained=(TrainedGrid(
         (128, 128),
         "CogView4-6B's stated range, 512 to 2048 px a side, recalled from its release (the model card was not read "
-        "here); "
-        "VAE 8x, patch 2",
+        "here); VAE 8x, patch 2",
         pipeline_default=(64, 64)),),  # sample_size 128 latent pixels: 1024 x 1024 px
     time=Timestep(1000.0, "CogView4Pipeline passes the flow-matching scheduler's timesteps, sigma * 1000"),
     rope_attr="rope",
