@@ -36,6 +36,11 @@ UNREACHED: dict[str, str] = {
         "the SANA-WM stage-2 refiner denoises chunk by chunk against a sliding window: each window re-applies "
         "the rope at its own shifted absolute positions (the attention sink's `sink_pe` offset) and reads earlier "
         "chunks' keys from a KV cache already rotated at theirs, so no single call sees a grid to extrapolate"),
+    "OmniGenTransformer2DModel": (
+        "its rope is Phi-3's 1D rope (OmniGenSuScaledRotaryEmbedding) over the flattened sequence: the pipeline "
+        "numbers text, the time token and the image's tokens row after row as one run of positions 0 .. L - 1, so "
+        "no position axis is the image's height or width and a per-axis method has nothing to act on; its own "
+        "rope already switches to Phi-3's long factors past 4096 positions"),
 }
 
 # methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a

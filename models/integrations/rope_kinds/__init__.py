@@ -5,6 +5,12 @@
 - `grid`: ropes called with the latent video (Wan, HunyuanVideo).
 - `ltx`: LTX-Video's rope (omega (2 g - 1) over the inner dimension).
 - `pipeline_tables`: tables the pipeline builds and passes in (CogVideoX).
+- `fitted`: grid tables by the family's position rule, from the pipeline or a rope module, most
+  fitted into a fixed extent (HunyuanDiT, EasyAnimate, CogView4; GLM-Image).
+- `lumina2`: Lumina2's caption-indexed complex tables (caption, image and joint).
+- `lumina_next`: Lumina-Next's complex table from the pipeline, its axes' pairs alternating.
+- `allegro`: Allegro's per-axis tables from the pipeline, with each token's rows.
+- `mrope`: interleaved MRoPE over position ids, one frequency list dealt to the axes (Ideogram 4).
 - `frame_indices`: ropes given frame indices, height and width (Framepack).
 - `anyflow`: AnyFlow's layout-driven complex tables, FAR's compressed context included.
 - `mochi`: learned frequencies mixing the axes (Mochi): methods that move positions only.

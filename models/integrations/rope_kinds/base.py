@@ -383,3 +383,11 @@ def argument(name: str, args: tuple, kwargs: dict, parameters: Sequence[str]):
         return kwargs[name]
     index = parameters.index(name) if name in parameters else None
     return args[index] if index is not None and len(args) > index else None
+
+
+def with_argument(name: str, value, args: tuple, kwargs: dict, parameters: Sequence[str]) -> tuple[tuple, dict]:
+    """(args, kwargs) with the forward argument `name` set to `value`, where it was given (by name or position)."""
+    position = parameters.index(name)
+    if name in kwargs or len(args) <= position:
+        return args, {**kwargs, name: value}
+    return args[:position] + (value,) + args[position + 1:], kwargs

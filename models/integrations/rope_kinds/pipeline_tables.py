@@ -32,13 +32,14 @@ from .base import (
     index_positions,
     plan_key,
     tensor_key,
+    with_argument,
 )
 
 
 @dataclass(frozen=True)
 class PipelineTablesKind(RopeKind):
     """argument: the transformer's forward argument holding the pipeline's (cos, sin).
-    patch: config keys of the patch sizes (t, h, w); a None value counts as 1 (frames padded up).
+    patch: config keys of the patch sizes (t, h, w); a None value or missing key counts as 1 (frames padded up).
     """
 
     argument: str = "image_rotary_emb"
@@ -55,7 +56,7 @@ class PipelineTablesRope(ExtrapolatedRope):
 
     def __init__(self, original, setup: RopeSetup):
         super().__init__(original, setup)
-        self.patch_size = tuple(setup.config[key] or 1 for key in setup.family.kind.patch)
+        self.patch_size = tuple(setup.config.get(key) or 1 for key in setup.family.kind.patch)
 
     def grid_of(self, hidden_states: torch.Tensor) -> tuple[int, int, int]:
         """The token grid of hidden_states (b, frames, c, h, w)."""
@@ -101,10 +102,5 @@ class PipelineTablesRope(ExtrapolatedRope):
         table = self(argument("hidden_states", args, kwargs, parameters), given)
         if table is None:
             return None  # the pipeline's own table, untouched
-        position = parameters.index(name)
-        if name in kwargs or len(args) <= position:
-            kwargs = {**kwargs, name: table}
-        else:
-            args = args[:position] + (table,) + args[position + 1:]
-        return args, kwargs
+        return with_argument(name, table, args, kwargs, parameters)
 

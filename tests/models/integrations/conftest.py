@@ -28,8 +28,17 @@ def load_sibling(name: str):
 
 tiny_families = load_sibling("tiny_families")
 tiny_families.TINY.update(load_sibling("tiny_regc").tiny_configs(tiny_families.Tiny))
+tiny_families.TINY.update(load_sibling("tiny_tables_own").TINY)  # ConsisID, HunyuanDiT, CogView4, ...
 reference_tables = load_sibling("reference_tables")
 FAMILY = {family.name: family for family in FAMILIES}
+
+
+def _tensors(value) -> list:
+    """The tensors of nested tuples, in order (None, Lumina2's lengths and the nesting of Allegro and JoyImage
+    left out)."""
+    if torch.is_tensor(value):
+        return [value]
+    return [t for item in value for t in _tensors(item)] if isinstance(value, (tuple, list)) else []
 
 
 def rope_table(model, family, tiny, grid, timestep):
@@ -50,17 +59,10 @@ def rope_table(model, family, tiny, grid, timestep):
         tiny_families.run(model, tiny, grid, timestep)
     finally:
         hook.remove()
-    seen = [_flat(tuple(out.values()) if isinstance(out, dict) else out) for out in seen]
+    seen = [tuple(_tensors(tuple(out.values()) if isinstance(out, dict) else out)) for out in seen]
     if getattr(family.kind, "separate_calls", ()):  # one call per ids argument (Flux.2, Flux3): all of them
         return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]
-
-
-def _flat(out) -> tuple:
-    """A rope's output as a flat tuple of tensors (None dropped)."""
-    if torch.is_tensor(out):
-        return (out,)
-    return tuple(table for part in out if part is not None for table in _flat(part))
 
 
 def _record_method(model, name: str, seen: list):

@@ -381,3 +381,136 @@ def ltx2_reference(family, model, inputs, grid, trained, method, timestep, autho
 
 
 REFERENCES["LTX2Kind"] = ltx2_reference
+
+
+def fitted_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Positions fitted into an extent (`FittedKind`): the tiny trained grids fill the family's extent from 0,
+    so axis a's positions are i * E_a / n_a at the trained grid (n_a trained tokens over E_a); beyond it
+    i * E_a / n_a with the method at that spacing (its trained length E_a). The table in the family's
+    layout ("interleaved": each pair twice; "halves": the half-width table twice), axis blocks in `columns`
+    order."""
+    t = family.time.to_t(timestep)
+    kind = family.kind
+    dims, theta = family.rope_axes.resolve(model.config)
+    extents = FITTED_EXTENTS[family.name](model.config, trained)
+    spacing = [e / n for e, n in zip(extents, trained, strict=True)]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    freqs = [axis_frequencies(method, d, theta, n / tr, e, t, authors) for d, n, tr, e in
+             zip(dims, grid, trained, extents, strict=True)]
+    positions = grid_indices(grid) * np.array(spacing)
+    order = kind.columns or range(len(dims))
+    angles = [positions[:, a, None] * freqs[a][0] for a in order]
+    gains = [freqs[a][1] * gain for a in order]
+    if kind.layout == "interleaved":
+        return interleaved(angles, gains)
+    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    return tuple(torch.from_numpy(np.concatenate([x, x], -1)).float() for x in (cos, sin))
+
+
+# per family, the extent (position units) each axis of a tiny trained grid spans, from its pipeline or rope module
+FITTED_EXTENTS = {
+    "hunyuan-dit": lambda config, trained: (512 // 8 // config.patch_size,) * 2,
+    "hunyuan-dit-controlnet": lambda config, trained: (512 // 8 // config.patch_size,) * 2,
+    "easyanimate": lambda config, trained: (trained[0], 60 // config.patch_size, 90 // config.patch_size),
+    "cogview4": lambda config, trained: tuple(config.rope_axes_dim),
+    "glm-image": lambda config, trained: tuple(trained),
+}
+REFERENCES["FittedKind"] = fitted_reference
+
+
+def lumina2_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Lumina2's outputs that are tensors: the patched latent (b, h w, p p c), and the caption's, image's and
+    joint complex tables: caption j at (j, 0, 0), image (r, c) at (L, r, c), padding at (0, 0, 0) (zeros in the
+    caption's table); the caption's table as trained, the others with the method and its gain."""
+    t = family.time.to_t(timestep)
+    p = model.config.patch_size
+    patched = rearrange(inputs["hidden_states"], "b c (h p) (w q) -> b (h w) (p q c)", p=p, q=p)
+    lengths = inputs["encoder_attention_mask"].sum(1).tolist()
+    total, seq = max(lengths) + math.prod(grid), math.prod(grid)
+    rows = grid_indices(grid)
+    ids = np.zeros((len(lengths), total, 3))
+    for i, n in enumerate(lengths):
+        ids[i, :n, 0] = np.arange(n)
+        ids[i, n:n + seq] = np.concatenate([np.full((seq, 1), n), rows], 1)
+
+    def table(method, gain):
+        per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+        angles = [ids[..., a, None] * f for a, (f, _) in enumerate(per_axis)]
+        parts = [np.exp(1j * a) * g * gain for a, (_, g) in zip(angles, per_axis, strict=True)]
+        return torch.from_numpy(np.concatenate(parts, -1))
+
+    joint = table(method, math.sqrt(yarn_logit_scale(method, trained, grid, t)))
+    caption = table("none", 1.0)[:, :inputs["encoder_hidden_states"].shape[1]].clone()
+    for i, n in enumerate(lengths):
+        caption[i, n:] = 0
+    image = torch.stack([joint[i, n:n + seq] for i, n in enumerate(lengths)])
+    return patched, caption, image, joint
+
+
+REFERENCES["Lumina2Kind"] = lumina2_reference
+
+
+def lumina_next_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Lumina-Next's complex (h, w, pairs) table: positions 0 .. n - 1 on y and x, pairs alternating y, x."""
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    (fy, gy), (fx, gx) = per_axis
+    y = np.exp(1j * np.arange(grid[0])[:, None, None] * fy) * gy * gain
+    x = np.exp(1j * np.arange(grid[1])[None, :, None] * fx) * gx * gain
+    pairs = np.stack(np.broadcast_arrays(y, x), -1).reshape(grid[0], grid[1], -1)
+    return (torch.from_numpy(pairs).to(torch.complex64),)  # one tensor, a 1-tuple as the harness captures it
+
+
+REFERENCES["LuminaNextKind"] = lumina_next_reference
+
+
+def allegro_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Allegro's per-axis tables, positions i / s_a (the config's interpolation scales; a trained length of
+    n_a / s_a), the half-width table twice, then the pipeline's rows of each token (row-major indices)."""
+    t = family.time.to_t(timestep)
+    dims, theta = family.rope_axes.resolve(model.config)
+    scales = [model.config[f"interpolation_scale_{a}"] for a in ("t", "h", "w")]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    out = []
+    for dim, n, tr, s in zip(dims, grid, trained, scales, strict=True):
+        freqs, g = axis_frequencies(method, dim, theta, n / tr, tr / s, t, authors)
+        angles = np.arange(n)[:, None] / s * freqs
+        out += [torch.from_numpy(np.concatenate([f(angles)] * 2, -1) * g * gain).float() for f in (np.cos, np.sin)]
+    rows = grid_indices(grid).astype(np.int64).T[:, None, :]
+    return (*out, *(torch.from_numpy(r) for r in rows))
+
+
+REFERENCES["AllegroKind"] = allegro_reference
+
+
+def ideogram4_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Ideogram 4's interleaved MRoPE: pair j of one list (head_dim, theta) rotates with y (j = 1 mod 3, j < 3
+    section_y), x (j = 2 mod 3, j < 3 section_x) or t; an image token at O + d (O = 65536) takes O f_j + d f'_j,
+    f' the method's list for the pair's axis (its length in y or x); text rows as trained; the gain on all."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    head_dim, theta, offset = config.attention_head_dim, float(config.rope_theta), 65536
+    pairs = head_dim // 2
+    axis = np.zeros(pairs, dtype=int)
+    for a in (1, 2):
+        axis[np.arange(a, 3 * config.mrope_section[a], 3)] = a
+    base = base_freqs(head_dim, theta)
+    scaled = [(base, 1.0)] + [axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors)
+                              for n, tr in zip(grid, trained, strict=True)]
+    freqs = np.array([scaled[axis[j]][0][j] for j in range(pairs)])
+    gains = np.array([scaled[axis[j]][1] for j in range(pairs)])
+    ids = inputs["position_ids"].double().numpy()
+    image = ids[..., :1] >= offset
+    trained_angles = ids[..., axis] * base
+    image_angles = offset * base + (ids[..., axis] - offset) * freqs
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    out = []
+    for f in (np.cos, np.sin):
+        table = np.where(image, f(image_angles) * gains, f(trained_angles)) * gain
+        out.append(torch.from_numpy(np.concatenate([table, table], -1)).float())
+    return tuple(out)
+
+
+REFERENCES["InterleavedMRopeKind"] = ideogram4_reference

@@ -106,7 +106,7 @@ def test_the_timestep_is_read_per_family_convention(member, tiny):
         tables[t] = tiny.rope_table(model, family, small, grid, family.time.timestep_at(t))
         assert handle.time.value() == pytest.approx(t, abs=1e-3)  # t from the timestep by the family's rule
     handle.remove()
-    assert not torch.equal(tables[1.0][0], tables[0.25][0])
+    assert not all(torch.equal(a, b) for a, b in zip(tables[1.0], tables[0.25], strict=True))
 
 
 def test_applying_twice_or_removing_twice_is_an_error_and_changes_nothing(member):
@@ -146,5 +146,7 @@ def test_the_declaration_describes_the_models_own_rope(member, tiny, reference, 
     expected = reference.reference_for(family.kind)(family, model, small.inputs(model, small.trained, timestep),
                                                     small.trained, small.trained, "none", timestep, authors)
     tolerance = 2e-3 if type(family.kind).__name__ in ("LTXKind", "LTX2Kind") else 1e-5
+    if type(family.kind).__name__ == "InterleavedMRopeKind":  # Ideogram 4's image sits at 65536: float32 angles
+        tolerance = 5e-3
     for a, b in zip(own, expected, strict=True):
         torch.testing.assert_close(a.to(b.dtype), b, rtol=0, atol=tolerance)

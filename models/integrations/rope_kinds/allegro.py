@@ -1,0 +1,84 @@
+"""Allegro's tables, built by its pipeline and passed in: one table per axis, and the tokens' row in each.
+
+AllegroPipeline passes ((cos_t, sin_t), (cos_y, sin_y), (cos_x, sin_x)), (rows_t, rows_y, rows_x):
+axis a's table (n_a, dim_a) holds positions i / s_a (s_a the config's interpolation_scale_*, the
+half-width table twice), and every token reads its row of each axis. Beyond the trained grid the
+transformer's forward pre-hook swaps the tables of the axes the method scales for the method's at
+the same positions (`token_spacing` 1 / s_a); the other axes keep the pipeline's, times the logit
+scale's gain. The rows stay as the pipeline gives them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axis_table, plan_key, tensor_key, with_argument
+
+
+def allegro_interpolation(config) -> tuple[float, float, float]:
+    """(s_t, s_y, s_x) as AllegroTransformer3DModel resolves a None in its config."""
+    frames = config["sample_frames"]
+    s_t = config["interpolation_scale_t"]
+    if s_t is None:
+        s_t = (frames - 1) // 16 + 1 if frames % 2 == 1 else frames // 16
+    s_y = config["interpolation_scale_h"] or config["sample_height"] / 30
+    s_x = config["interpolation_scale_w"] or config["sample_width"] / 40
+    return float(s_t), float(s_y), float(s_x)
+
+
+@dataclass(frozen=True)
+class AllegroKind(RopeKind):
+    """argument: the forward argument holding the pipeline's tables and rows."""
+
+    argument: str = "image_rotary_emb"
+    title: ClassVar[str] = "per-axis tables from the pipeline"
+
+    def make_rope(self, original, setup: RopeSetup) -> AllegroRope:
+        return AllegroRope(original, setup)
+
+    def temporal_frequencies(self, setup: RopeSetup) -> tuple[torch.Tensor, float]:
+        inv_freq, _ = super().temporal_frequencies(setup)
+        return inv_freq, 1.0 / allegro_interpolation(setup.config)[0]
+
+
+class AllegroRope(ExtrapolatedRope):
+    """forward(given) -> the pipeline's structure with the method's per-axis tables, or None where it stays."""
+
+    def __init__(self, original, setup: RopeSetup):
+        super().__init__(original, setup)
+        self.spacing = tuple(1.0 / s for s in allegro_interpolation(setup.config))
+
+    def token_spacing(self):
+        return self.spacing
+
+    def forward(self, given):
+        tables, rows = given
+        grid = tuple(cos.shape[0] for cos, _ in tables)
+        plan = self.plan(grid)
+        if plan is None:
+            return None
+
+        def build():
+            gain, out = math.sqrt(plan.logit_scale), []
+            for (cos, sin), dim, theta, scaling, n, step in zip(
+                    tables, self.setup.dims, self.setup.thetas, self.axis_scalings(plan), grid, self.spacing,
+                    strict=True):
+                if scaling is None:
+                    out.append((cos * gain, sin * gain))
+                    continue
+                mine = axis_table(dim, theta, scaling, plan.logit_scale, torch.arange(n, dtype=torch.float64) * step)
+                out.append(tuple(torch.cat([t, t], -1).to(cos) for t in mine))  # the half-width table twice
+            return tuple(out), rows
+
+        flat = [t for pair in tables for t in pair]
+        return self.cached((*(tensor_key(t) for t in flat), plan_key(plan)), build, anchors=tuple(flat))
+
+    def before_forward(self, state, args, kwargs, parameters):
+        name = self.setup.family.kind.argument
+        given = argument(name, args, kwargs, parameters)
+        table = None if given is None else self(given)
+        return None if table is None else with_argument(name, table, args, kwargs, parameters)
