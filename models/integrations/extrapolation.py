@@ -75,7 +75,7 @@ class ModelPatch:
         for hook in self.hooks:
             hook.remove()
         if self.family.rope_attr is not None:
-            setattr(self.transformer, self.family.rope_attr, self.original)
+            _set_rope(self.transformer, self.family.rope_attr, self.original)
         del vars(self.transformer)[HANDLE_ATTRIBUTE]
 
 
@@ -275,7 +275,7 @@ def _trained_grid(family: Family, config: Mapping, trained_grid) -> tuple[int, .
 def _check_method(family: Family, extrapolation: Extrapolation) -> None:
     reason = refusal(family, extrapolation.method, extrapolation.entropy_scaling)
     if reason is not None:
-        entropy = " (without entropy scaling)" if family.attention == "linear" else ""
+        entropy = " (without entropy scaling)" if family.attention == "linear" or family.no_gain else ""
         raise ValueError(f"{reason}: its methods are {', '.join(methods_for(family))}{entropy}")
     if family.temporal_axis is not None and extrapolation.temporal_axis != family.temporal_axis:
         raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be {family.temporal_axis}, "
@@ -286,12 +286,21 @@ def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: Ext
     original = None
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
-        setattr(model, family.rope_attr, rope)
+        _set_rope(model, family.rope_attr, rope)
     hooks = [model.register_forward_pre_hook(_before_forward, with_kwargs=True),
              model.register_forward_hook(_after_forward, with_kwargs=True, always_call=True)]
     patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, hooks)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
+
+
+def _set_rope(model: nn.Module, name: str, rope) -> None:
+    """Sets a model's rope attribute: a submodule where the model's own rope is one, else a plain attribute
+    (Z-Image's RopeEmbedder is a plain object, so the replacement is not registered as a child either)."""
+    if name in model._modules:
+        setattr(model, name, rope)
+    else:
+        object.__setattr__(model, name, rope)
 
 
 _PARAMETERS: dict[type, list[str]] = {}
@@ -311,7 +320,7 @@ def _before_forward(module, args, kwargs):
     if patch is None:
         return None
     rope, parameters = patch.rope, _parameters(type(module))
-    timestep = argument("timestep", args, kwargs, parameters)
+    timestep = argument(patch.family.time.argument, args, kwargs, parameters)
     rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
     state = CallState(patch.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
     push_call(rope, state)

@@ -61,13 +61,20 @@ class RiflexK:
 
 @dataclass(frozen=True)
 class Timestep:
-    """How the transformer's `timestep` argument becomes t in [0, 1], t = 1 pure noise: t = timestep / at_noise."""
+    """How the transformer's timestep argument becomes t in [0, 1], t = 1 pure noise: t = timestep / at_noise,
+    or 1 - timestep / at_noise where `reverse` (the pipeline passes 1 - sigma, Z-Image).
+
+    argument: the forward argument holding it ("timesteps" for HiDream, "t" for Z-Image).
+    """
 
     at_noise: float
     source: str = ""
+    argument: str = "timestep"
+    reverse: bool = False
 
     def to_t(self, timestep: float) -> float:
-        return min(max(timestep / self.at_noise, 0.0), 1.0)
+        t = min(max(timestep / self.at_noise, 0.0), 1.0)
+        return 1.0 - t if self.reverse else t
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,9 @@ class Family:
             the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
             with their option (Flux's shift cap); pipelines, test: for the docs.
         attention: "softmax", or "linear" where the rope rotates a linear attention's q and k (a gain
-            on the tables would scale its output). makes_video: the pipeline's output is video (default:
+            on the tables would scale its output). no_gain: why the tables cannot carry a gain (e.g. a table
+            of angles), refusing the methods with one and entropy scaling ("" where they can).
+            makes_video: the pipeline's output is video (default:
             a temporal axis); no_time_axis: why riflex does not apply (default: an image model).
     """
 
@@ -125,6 +134,7 @@ class Family:
     requires_reason: str = ""
     extras: tuple = ()
     attention: str = "softmax"
+    no_gain: str = ""
     makes_video: bool | None = None
     no_time_axis: str = "is an image model"
 

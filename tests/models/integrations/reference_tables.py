@@ -229,3 +229,59 @@ REFERENCES = {
     "FrameIndicesKind": framepack_reference,
     "AnyFlowKind": anyflow_reference,
 }
+
+
+# -- regA: ropes whose positions the transformer builds itself --------------------------------------------------
+
+
+def captured_rope_ids(model, family, inputs, call=0):
+    """The positions the model's own forward passes its rope (`family.rope_attr`) at its `call`-th call: ids
+    (..., n_axes), a module or a plain object (Z-Image's RopeEmbedder) alike."""
+    name, seen = family.rope_attr, []
+    rope = getattr(model, name)
+
+    def recording(ids, *args, **kwargs):
+        seen.append(ids)
+        return rope(ids, *args, **kwargs)
+
+    hook = None
+    if name in model._modules:
+        hook = rope.register_forward_pre_hook(lambda m, a: seen.append(a[0]))
+    else:
+        object.__setattr__(model, name, recording)
+    try:
+        with torch.no_grad():
+            model(**inputs, return_dict=False)
+    finally:
+        if hook is not None:
+            hook.remove()
+        else:
+            object.__setattr__(model, name, rope)
+    return seen[call]
+
+
+def _angles_and_gains(family, model, positions, grid, trained, method, timestep, authors):
+    """Per-axis angles (seq, pairs_a) at positions (seq, n_axes) and each axis's gain (the method's gain and
+    sqrt of its logit scale), t = timestep / the family's timestep at pure noise (the harness's convention)."""
+    t = timestep / family.time.at_noise
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    return [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis]
+
+
+def embed_nd_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """EmbedND's format at the ids the model gives its rope: rotation matrices (b, seq, pairs, 2, 2) with the
+    heads axis inserted, or the angles (b, seq, 1, 2 pairs), each pair's angle twice (one tensor, as the rope's)."""
+    ids = captured_rope_ids(model, family, inputs).double()
+    flat = ids.reshape(-1, ids.shape[-1]).numpy()
+    angles, gains = _angles_and_gains(family, model, flat, grid, trained, method, timestep, authors)
+    if family.kind.table == "angles":
+        table = torch.from_numpy(np.concatenate(angles, -1).repeat(2, axis=-1)).float()
+        return table.reshape(*ids.shape[:-1], 1, -1)
+    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    matrices = torch.from_numpy(np.stack([cos, -sin, sin, cos], -1)).float().reshape(*ids.shape[:-1], -1, 2, 2)
+    return matrices.unsqueeze(family.kind.heads_axis)
+
+
+REFERENCES.update({"EmbedNDKind": embed_nd_reference})

@@ -576,3 +576,22 @@ TINY.update({
     "hunyuan-image": Tiny(make_hunyuan_image, hunyuan_image_inputs, (4, 4)),
     "framepack": Tiny(make_framepack, framepack_inputs, (4, 4)),
 })
+
+
+# -- groups in modules of their own (tiny_<group>.py beside this file) ------------------------------------------
+
+
+def _group(name: str):
+    """A group's tiny-config module, loaded once as a plain module."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+TINY.update(_group("tiny_rega").TINY)

@@ -1,0 +1,74 @@
+"""Tiny configs of the regA families (EmbedND variants, Qwen kin, Z-Image and BriaFibo 2.0, Kandinsky),
+built from the classes' own constructors; merged into tiny_families.TINY (a plain module: tests are
+not a package). inputs(model, grid, timestep): the forward's keyword arguments for a token grid, the
+timestep being t * the family's timestep at pure noise."""
+
+from __future__ import annotations
+
+import torch
+from tiny_families import Tiny, generator, without_zero_init
+
+TEXT = 4  # text tokens
+
+
+# -- EmbedND variants -----------------------------------------------------------------------------------------
+
+
+def make_hidream():
+    from diffusers import HiDreamImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return HiDreamImageTransformer2DModel(patch_size=2, in_channels=4, num_layers=1, num_single_layers=1,
+                                          attention_head_dim=16, num_attention_heads=2, caption_channels=[8, 8],
+                                          text_emb_dim=8, num_routed_experts=2, num_activated_experts=1,
+                                          axes_dims_rope=(4, 6, 6), max_resolution=(32, 32),
+                                          llama_layers=[0, 1]).eval()
+
+
+def hidream_inputs(model, grid, timestep):
+    """Square grids only: the model pads a non-square latent to max_resolution's tokens."""
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timesteps=torch.tensor([float(timestep)]),
+                encoder_hidden_states_t5=torch.randn(1, TEXT, 8, generator=g),
+                encoder_hidden_states_llama3=torch.randn(2, 1, TEXT, 8, generator=g),
+                pooled_embeds=torch.randn(1, 8, generator=g))
+
+
+def make_prx():
+    from diffusers import PRXTransformer2DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(PRXTransformer2DModel(  # zero-initialised layers filled
+        in_channels=4, patch_size=2, context_in_dim=8, hidden_size=32, mlp_ratio=2.0, num_heads=2, depth=1,
+        axes_dim=[8, 8], theta=1000).eval())
+
+
+def prx_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g))
+
+
+def make_ernie_image():
+    from diffusers import ErnieImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(ErnieImageTransformer2DModel(  # zero-initialised output layers filled
+        hidden_size=32, num_attention_heads=2, num_layers=1, ffn_hidden_size=16, in_channels=4, out_channels=4,
+        patch_size=1, text_in_dim=8, rope_theta=256, rope_axes_dim=(4, 6, 6)).eval())
+
+
+def ernie_image_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
+                text_bth=torch.randn(1, TEXT, 8, generator=g), text_lens=torch.tensor([TEXT - 1]))
+
+
+TINY = {
+    "hidream": Tiny(make_hidream, hidream_inputs, (4, 4)),
+    "prx": Tiny(make_prx, prx_inputs, (4, 4)),
+    "ernie-image": Tiny(make_ernie_image, ernie_image_inputs, (4, 4)),
+}
