@@ -6,7 +6,7 @@ timestep being t * the family's timestep at pure noise."""
 from __future__ import annotations
 
 import torch
-from tiny_families import Tiny, generator, without_zero_init
+from tiny_families import Tiny, generator, qwen_inputs, without_zero_init
 
 TEXT = 4  # text tokens
 
@@ -67,8 +67,43 @@ def ernie_image_inputs(model, grid, timestep):
                 text_bth=torch.randn(1, TEXT, 8, generator=g), text_lens=torch.tensor([TEXT - 1]))
 
 
+# -- Qwen kin --------------------------------------------------------------------------------------------------
+
+
+def make_nucleusmoe_image():
+    from diffusers import NucleusMoEImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return NucleusMoEImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
+                                             attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
+                                             axes_dims_rope=(4, 6, 6), moe_enabled=False).eval()
+
+
+LAYERS = 2  # Qwen-Image-Layered's generated layers beside its condition image (the pipeline makes layers + 1)
+
+
+def make_qwen_layered():
+    from diffusers import QwenImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
+                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
+                                       axes_dims_rope=(4, 6, 6), use_layer3d_rope=True).eval()
+
+
+def qwen_layered_inputs(model, grid, timestep):
+    """QwenImageLayeredPipeline's layout: layers + 1 generated images, then the condition image, all (h, w)."""
+    h, w = grid
+    inputs = qwen_inputs(model, grid, timestep)
+    inputs["hidden_states"] = torch.randn(1, (LAYERS + 2) * h * w, 16, generator=generator(4))
+    inputs["img_shapes"] = [[(1, h, w)] * (LAYERS + 2)]
+    return inputs
+
+
 TINY = {
     "hidream": Tiny(make_hidream, hidream_inputs, (4, 4)),
     "prx": Tiny(make_prx, prx_inputs, (4, 4)),
     "ernie-image": Tiny(make_ernie_image, ernie_image_inputs, (4, 4)),
+    "nucleusmoe-image": Tiny(make_nucleusmoe_image, qwen_inputs, (4, 4)),
 }
+QWEN_LAYERED = Tiny(make_qwen_layered, qwen_layered_inputs, (4, 4))  # the qwen-image family's other rope
