@@ -224,7 +224,8 @@ def _prepare(model: nn.Module, family: Family, extrapolation: Extrapolation, tra
     _check_model(model, family, config)
     _check_method(family, extrapolation)
     grid = _trained_grid(family, config, trained_grid)
-    dims, theta = family.rope_axes.resolve(config)
+    dims, theta = family.rope_axes.resolve(vars(getattr(model, family.rope_attr)) if family.rope_axes.on_rope
+                                           else config)
     if len(dims) != len(family.axes):
         raise ValueError(f"{family.title}: the config gives {len(dims)} rope axes, the declaration {len(family.axes)}")
     setup = RopeSetup(family, extrapolation, grid, dims, (theta,) * len(dims), cache_size,

@@ -83,11 +83,14 @@ class RopeAxes:
 
     dims: a config key holding the per-axis channels, or a function of the config returning them.
     theta: a config key, or the constant the model's constructor passes (with `theta_source`).
+    on_rope: the keys name plain attributes of the rope object instead (numbers, not buffers: Z-Image's
+        ControlNet has none in its config and uses the transformer's RopeEmbedder).
     """
 
     dims: str | Callable[[Mapping], Sequence[int]]
     theta: str | float = 10000.0
     theta_source: str = ""
+    on_rope: bool = False
 
     def resolve(self, config: Mapping) -> tuple[tuple[int, ...], float]:
         dims = config[self.dims] if isinstance(self.dims, str) else self.dims(config)

@@ -37,7 +37,9 @@ def rope_table(model, family, tiny, grid, timestep):
     declares one call per ids argument, Flux.2; a dict's values, AnyFlow's query and key tables), or
     (tables from the pipeline) the argument after the pre-hooks swapped it."""
     seen = []
-    if family.rope_attr is not None:
+    if family.rope_attr is not None and not isinstance(getattr(model, family.rope_attr), torch.nn.Module):
+        hook = _record_plain_rope(model, family.rope_attr, seen)  # Z-Image's RopeEmbedder: a plain object
+    elif family.rope_attr is not None:
         hook = getattr(model, family.rope_attr).register_forward_hook(lambda m, a, out: seen.append(out))
     else:
         name = family.kind.argument
@@ -50,6 +52,18 @@ def rope_table(model, family, tiny, grid, timestep):
     if getattr(family.kind, "separate_calls", ()):  # one call per ids argument (Flux.2, Flux3): all of them
         return tuple(torch.cat(parts) for parts in zip(*seen, strict=True))
     return seen[0]
+
+
+def _record_plain_rope(model, name, seen):
+    """Wraps a rope held as a plain attribute so its outputs go to `seen`; the handle's remove() unwraps it."""
+    rope = getattr(model, name)
+
+    def recording(*args, **kwargs):
+        seen.append(rope(*args, **kwargs))
+        return seen[-1]
+
+    object.__setattr__(model, name, recording)
+    return types.SimpleNamespace(remove=lambda: object.__setattr__(model, name, rope))
 
 
 @dataclass

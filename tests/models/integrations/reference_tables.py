@@ -285,3 +285,18 @@ def embed_nd_reference(family, model, inputs, grid, trained, method, timestep, a
 
 
 REFERENCES.update({"EmbedNDKind": embed_nd_reference})
+
+
+def rope_embedder_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """RopeEmbedder's complex64 (seq, pairs) table at the ids of the model's first rope call (the image's),
+    dims and theta from the config (or the shared RopeEmbedder's numbers, `on_rope`)."""
+    ids = captured_rope_ids(model, family, inputs).double().numpy()
+    config = vars(getattr(model, family.rope_attr)) if family.rope_axes.on_rope else model.config
+    t = timestep / family.time.at_noise
+    per_axis = _per_axis(family, config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    cos, sin = interleaved([ids[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis])
+    return torch.complex(cos[:, ::2], sin[:, ::2])
+
+
+REFERENCES.update({"RopeEmbedderKind": rope_embedder_reference})

@@ -107,3 +107,70 @@ TINY = {
     "nucleusmoe-image": Tiny(make_nucleusmoe_image, qwen_inputs, (4, 4)),
 }
 QWEN_LAYERED = Tiny(make_qwen_layered, qwen_layered_inputs, (4, 4))  # the qwen-image family's other rope
+
+
+# -- Z-Image's RopeEmbedder and its copies ----------------------------------------------------------------------
+
+Z_IMAGE = dict(all_patch_size=(2,), all_f_patch_size=(1,), dim=32, n_refiner_layers=1, n_heads=2, n_kv_heads=2)
+
+
+def make_z_image():
+    from diffusers import ZImageTransformer2DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(ZImageTransformer2DModel(**Z_IMAGE, in_channels=4, n_layers=1, cap_feat_dim=8,
+                                                      rope_theta=256.0, axes_dims=[4, 6, 6],
+                                                      axes_lens=[64, 32, 32]).eval())
+
+
+def z_image_inputs(model, grid, timestep):
+    """ZImagePipeline's arguments: per sample a (C, 1, H, W) latent and its caption; t = 1 - sigma."""
+    h, w = grid
+    g = generator()
+    return dict(x=[torch.randn(4, 1, 2 * h, 2 * w, generator=g)], t=torch.tensor([1.0 - float(timestep)]),
+                cap_feats=[torch.randn(TEXT, 8, generator=g)])
+
+
+def make_z_image_controlnet():
+    """A ControlNet sharing a tiny Z-Image's modules and RopeEmbedder, as ZImageControlNetPipeline makes it; the
+    harness's `return_dict` is taken and its dict of block samples returned as a tuple (a subclass)."""
+    from diffusers import ZImageControlNetModel
+
+    class ZImageControlNet(ZImageControlNetModel):
+        def forward(self, *args, return_dict=True, **kwargs):
+            return tuple(super().forward(*args, **kwargs).values())
+
+    torch.manual_seed(0)
+    net = ZImageControlNet(**Z_IMAGE, control_layers_places=[0], control_refiner_layers_places=[0], control_in_dim=4)
+    return without_zero_init(ZImageControlNet.from_transformer(net, make_z_image()).eval())
+
+
+def z_image_controlnet_inputs(model, grid, timestep):
+    inputs = z_image_inputs(model, grid, timestep)
+    inputs["control_context"] = [torch.randn(inputs["x"][0].shape, generator=generator(1))]
+    return inputs
+
+
+def make_bria_fibo2():
+    from diffusers import BriaFibo2Transformer2DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(BriaFibo2Transformer2DModel(
+        in_channels=4, patch_size=2, dim=32, n_layers=1, n_refiner_layers=1, n_heads=2, cap_feat_dim=8,
+        injection_layer_ids=(0,), perceiver_num_layers=1, min_num_gist_tokens=2, max_num_gist_tokens=4, gist_step=2,
+        gist_min_text_len=2, gist_max_text_len=8, rope_theta=256.0, axes_dims=(4, 6, 6),
+        axes_lens=(64, 32, 32)).eval())
+
+
+def bria_fibo2_inputs(model, grid, timestep):
+    h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
+                encoder_hidden_states=torch.randn(1, 2, TEXT, 8, generator=g))
+
+
+TINY.update({
+    "z-image": Tiny(make_z_image, z_image_inputs, (4, 4)),
+    "z-image-controlnet": Tiny(make_z_image_controlnet, z_image_controlnet_inputs, (4, 4)),
+    "bria-fibo2": Tiny(make_bria_fibo2, bria_fibo2_inputs, (4, 4)),
+})
