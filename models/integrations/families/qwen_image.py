@@ -41,6 +41,7 @@ QWEN_IMAGE = Family(
 
 QWEN_IMAGE_CONTROLNET = replace(QWEN_IMAGE, name="qwen-image-controlnet", title="Qwen-Image ControlNet",
                                 classes=("QwenImageControlNetModel",), pipelines=("QwenImageControlNetPipeline",),
+                                trained=QWEN_IMAGE.trained[-1:], rope_classes=("QwenEmbedRope",),
                                 test="test_families.py, test_pipelines.py")
 
 NUCLEUSMOE_IMAGE = replace(
