@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from ..rope_kinds.qwen import QwenKind
+from ..rope_kinds.qwen21 import Qwen21Kind
 
 QWEN_IMAGE = Family(
     name="qwen-image",
@@ -55,4 +56,22 @@ NUCLEUSMOE_IMAGE = replace(
     time=Timestep(1.0, "NucleusMoEImagePipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
     rope_classes=("NucleusMoEEmbedRope",), pipelines=("NucleusMoEImagePipeline",), test="test_families.py")
 
-FAMILIES = (QWEN_IMAGE, QWEN_IMAGE_CONTROLNET, NUCLEUSMOE_IMAGE)
+QWEN_IMAGE_21 = Family(
+    name="qwen-image-2.1",
+    title="Qwen-Image 2.1",
+    classes=("QwenImage21Transformer2DModel",),
+    kind=Qwen21Kind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims="axes_dims_rope", theta=10000.0,
+                       theta_source="QwenImage21Transformer2DModel builds QwenImage21Rope(theta=10000)"),
+    trained=(TrainedGrid(
+        (64, 64),
+        "QwenImage21Pipeline's default output_resolution 1024 x 1024 px (no model card read here, no network); "
+        "VAE 16x, patch 1 = 16 px per token"),),
+    time=Timestep(1.0, "QwenImage21Pipeline passes the scheduler's timestep / 1000 (sigma)"),
+    rope_attr="pos_embed",
+    rope_classes=("QwenImage21Rope",),
+    pipelines=("QwenImage21Pipeline",),
+)
+
+FAMILIES = (QWEN_IMAGE, QWEN_IMAGE_CONTROLNET, NUCLEUSMOE_IMAGE, QWEN_IMAGE_21)

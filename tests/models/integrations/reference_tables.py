@@ -300,3 +300,21 @@ def rope_embedder_reference(family, model, inputs, grid, trained, method, timest
 
 
 REFERENCES.update({"RopeEmbedderKind": rope_embedder_reference})
+
+
+def qwen21_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Qwen-Image 2.1's complex64 (seq, pairs) table of a text-then-image sequence: text token j at (j, j, j),
+    the image on frame TEXT (the text's length) with y and x centred; every token on y and x by the method."""
+    text = inputs["encoder_hidden_states"].shape[1]
+    t = timestep / family.time.at_noise
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    yx = grid_indices(grid) - np.array([grid[0] - grid[0] // 2, grid[1] - grid[1] // 2])
+    where = np.concatenate([np.repeat(np.arange(text, dtype=float)[:, None], 3, axis=1),
+                            np.pad(yx, ((0, 0), (1, 0)), constant_values=text)])
+    cos, sin = interleaved([where[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
+                           [g * gain for _, g in per_axis])
+    return torch.complex(cos[:, ::2], sin[:, ::2])
+
+
+REFERENCES.update({"Qwen21Kind": qwen21_reference})

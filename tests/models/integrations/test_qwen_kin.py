@@ -80,3 +80,46 @@ def test_layered_own_table_is_the_formula_at_the_trained_grid(layered, tiny, ref
                                  authors, module.LAYERS)
     for a, b in zip(own, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
+
+
+# -- Qwen-Image 2.1: condition images in the joint sequence ----------------------------------------------------
+
+
+def _edit_layout(grid, condition=(2, 4), text=(3, 2)):
+    """img_shapes and image_pad_mask of text, a condition image, more text, then the generated image."""
+    shapes = [(1, *condition), (1, *grid)]
+    mask = [False] * text[0] + [True] * (condition[0] * condition[1]) + [False] * text[1] + [True] * (grid[0] * grid[1])
+    return shapes, torch.tensor(mask)
+
+
+def test_qwen21_positions_are_the_models_own_with_a_condition_image(tiny):
+    from axialrope.models.integrations.rope_kinds.base import axial_table
+    from axialrope.models.integrations.rope_kinds.qwen21 import joint_positions
+
+    model = tiny.TINY["qwen-image-2.1"].make()
+    shapes, mask = _edit_layout((5, 4))
+    own = model.pos_embed(shapes, mask, device=torch.device("cpu"))
+    cos, sin = axial_table((4, 6, 6), (10000.0,) * 3, (None,) * 3, 1.0, joint_positions(shapes, mask.tolist(), False))
+    torch.testing.assert_close(own, torch.complex(cos, sin), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("rule", ["cover", "keep"])
+def test_qwen21_condition_image_beyond_the_trained_grid_follows_the_reference_rule(rule, tiny):
+    from axialrope.models.integrations.rope_kinds.qwen21 import joint_positions
+
+    model = tiny.TINY["qwen-image-2.1"].make()
+    shapes, mask = _edit_layout((10, 8))
+    at_trained = model.pos_embed(*_edit_layout((5, 4)), device=torch.device("cpu"))
+    handle = apply_extrapolation(model, "pi", trained_grid=(5, 4), reference=rule)
+    assert torch.equal(model.pos_embed(*_edit_layout((5, 4)), device=torch.device("cpu")), at_trained)
+    ours = model.pos_embed(shapes, mask, device=torch.device("cpu"))
+    handle.remove()
+    where = joint_positions(shapes, mask.tolist(), rule == "cover")
+    condition = slice(3, 3 + 8)
+    spans = where[condition, 1].min(), where[condition, 1].max()
+    # cover: each of the condition image's 2 rows covers 5 of the output's 10 (centres -3 and 2); keep: -1 and 0
+    assert spans == ((-3.0, 2.0) if rule == "cover" else (-1.0, 0.0))
+    pi = 1 / 2  # PI's divisor on y and x: 10 x 8 over 5 x 4
+    inv = 10000.0 ** (-torch.arange(0, 6, 2, dtype=torch.float64) / 6)
+    expected_y = torch.polar(torch.ones(3, dtype=torch.float64), where[condition, 1, None][0] * inv * pi)
+    torch.testing.assert_close(ours[condition][0, 2:5].to(torch.complex128), expected_y, rtol=0, atol=2e-6)

@@ -174,3 +174,29 @@ TINY.update({
     "z-image-controlnet": Tiny(make_z_image_controlnet, z_image_controlnet_inputs, (4, 4)),
     "bria-fibo2": Tiny(make_bria_fibo2, bria_fibo2_inputs, (4, 4)),
 })
+
+
+# -- Qwen-Image 2.1 -----------------------------------------------------------------------------------------------
+
+
+def make_qwen_image_21():
+    from diffusers import QwenImage21Transformer2DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(QwenImage21Transformer2DModel(
+        in_channels=4, out_channels=4, num_layers=1, attention_head_dim=16, num_attention_heads=2, context_in_dim=8,
+        mlp_ratio=2, axes_dims_rope=(4, 6, 6)).eval())
+
+
+def qwen_image_21_inputs(model, grid, timestep):
+    """QwenImage21Pipeline's text-to-image layout: the text, then the generated image's slots (2 x 2 tokens
+    each, so h * w a multiple of 4: the tiny trained grid is (5, 4))."""
+    h, w = grid
+    g = generator()
+    slots = h * w // 4
+    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                img_shapes=[[(1, h, w)]], img_mask=torch.tensor([[False] * TEXT + [True] * slots]))
+
+
+TINY.update({"qwen-image-2.1": Tiny(make_qwen_image_21, qwen_image_21_inputs, (5, 4))})
