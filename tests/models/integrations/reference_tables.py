@@ -318,3 +318,23 @@ def qwen21_reference(family, model, inputs, grid, trained, method, timestep, aut
 
 
 REFERENCES.update({"Qwen21Kind": qwen21_reference})
+
+
+def kandinsky_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Kandinsky's rotation matrices ((b,) t, h, w, 1, pairs, 2, 2): index i at i / scale_factor[a], each
+    axis's trained length in those units (trained tokens / scale_factor[a]) for the methods counting rotations."""
+    scale = inputs.get("scale_factor") or model.config["scale_factor"]
+    dims, theta = family.rope_axes.resolve(model.config)
+    t = timestep / family.time.at_noise
+    per_axis = [axis_frequencies(method, dim, theta, n / tr, tr / s, t, authors)
+                for dim, n, tr, s in zip(dims, grid, trained, scale, strict=True)]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = grid_indices(grid) / np.array(scale, dtype=float)
+    angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    cos = np.concatenate([np.cos(x) * g * gain for x, (_, g) in zip(angles, per_axis, strict=True)], -1)
+    sin = np.concatenate([np.sin(x) * g * gain for x, (_, g) in zip(angles, per_axis, strict=True)], -1)
+    rope = torch.from_numpy(np.stack([cos, -sin, sin, cos], -1)).float().reshape(*grid, -1, 2, 2).unsqueeze(-4)
+    return rope[None] if family.kind.with_shape else rope
+
+
+REFERENCES.update({"KandinskyKind": kandinsky_reference})

@@ -200,3 +200,30 @@ def qwen_image_21_inputs(model, grid, timestep):
 
 
 TINY.update({"qwen-image-2.1": Tiny(make_qwen_image_21, qwen_image_21_inputs, (5, 4))})
+
+
+# -- Kandinsky 5 and 6 ------------------------------------------------------------------------------------------
+
+KANDINSKY_SCALE = (1.0, 2.0, 2.0)  # the rope's scale_factor: the Kandinsky 5 pipeline's at 480p-like sizes
+
+
+def make_kandinsky5():
+    from diffusers import Kandinsky5Transformer3DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(Kandinsky5Transformer3DModel(
+        in_visual_dim=4, in_text_dim=8, in_text_dim2=8, time_dim=16, out_visual_dim=4, patch_size=(1, 2, 2),
+        model_dim=32, ff_dim=32, num_text_blocks=1, num_visual_blocks=1, axes_dims=(4, 6, 6)).eval())
+
+
+def kandinsky5_inputs(model, grid, timestep):
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, t, 2 * h, 2 * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g), timestep=torch.tensor([float(timestep)]),
+                pooled_projections=torch.randn(1, 8, generator=g),
+                visual_rope_pos=[torch.arange(t), torch.arange(h), torch.arange(w)], text_rope_pos=torch.arange(TEXT),
+                scale_factor=KANDINSKY_SCALE)
+
+
+TINY.update({"kandinsky5": Tiny(make_kandinsky5, kandinsky5_inputs, (3, 4, 4))})

@@ -1,0 +1,34 @@
+"""Kandinsky 5 and 6 (and 6's SR model): rotation matrices over scaled index positions; see `rope_kinds/kandinsky.py`.
+
+Axes (t, y, x) of `axes_dims` channels, theta 10000 (the rope modules' default max_period, which the
+transformers do not pass). Time: their pipelines pass the flow-matching scheduler's timesteps, sigma
+* 1000. No model card was read (no network): the trained grids are the video pipelines' defaults;
+the image models sharing Kandinsky 5's class (Kandinsky5T2IPipeline, 1024 x 1024 px) pass
+trained_grid=(1, 64, 64).
+"""
+
+from __future__ import annotations
+
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..rope_kinds.kandinsky import KandinskyKind
+
+KANDINSKY5 = Family(
+    name="kandinsky5",
+    title="Kandinsky 5",
+    classes=("Kandinsky5Transformer3DModel",),
+    kind=KandinskyKind(with_shape=True),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims="axes_dims", theta=10000.0,
+                       theta_source="Kandinsky5RoPE3D's default max_period; the transformer passes none"),
+    trained=(TrainedGrid(
+        (31, 32, 48),
+        "Kandinsky5T2VPipeline's defaults, 121 frames at 512 x 768 px (no model card read here, no network); VAE 8x "
+        "spatial, 4x temporal ((121 - 1) / 4 + 1 = 31 latent frames), patch (1, 2, 2); there the pipeline passes "
+        "scale_factor (1, 2, 2)"),),
+    time=Timestep(1000.0, "the Kandinsky 5 pipelines pass the scheduler's timesteps, sigma * 1000"),
+    rope_attr="visual_rope_embeddings",
+    rope_classes=("Kandinsky5RoPE3D",),
+    pipelines=("Kandinsky5T2VPipeline", "Kandinsky5I2VPipeline", "Kandinsky5T2IPipeline", "Kandinsky5I2IPipeline"),
+)
+
+FAMILIES = (KANDINSKY5,)
