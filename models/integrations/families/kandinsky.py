@@ -31,4 +31,23 @@ KANDINSKY5 = Family(
     pipelines=("Kandinsky5T2VPipeline", "Kandinsky5I2VPipeline", "Kandinsky5T2IPipeline", "Kandinsky5I2IPipeline"),
 )
 
-FAMILIES = (KANDINSKY5,)
+KANDINSKY6 = Family(
+    name="kandinsky6",
+    title="Kandinsky 6",
+    classes=("Kandinsky6Transformer3DModel",),
+    kind=KandinskyKind(with_shape=False),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims="axes_dims", theta=10000.0,
+                       theta_source="Kandinsky6RoPE3D's default max_period; the transformer passes none"),
+    trained=(TrainedGrid(
+        (31, 32, 48),
+        "Kandinsky6TI2VAPipeline's defaults, 121 frames at 512 x 768 px (no model card read here, no network); VAE "
+        "8x spatial, 4x temporal ((121 - 1) / 4 + 1 = 31 latent frames), patch (1, 2, 2); the config's scale_factor "
+        "divides the positions. Its audio and text ropes (1D) stay as trained"),),
+    time=Timestep(1000.0, "Kandinsky6TI2VAPipeline passes the scheduler's timesteps, sigma * 1000"),
+    rope_attr="visual_rope_embeddings",
+    rope_classes=("Kandinsky6RoPE3D",),
+    pipelines=("Kandinsky6TI2VAPipeline",),
+)
+
+FAMILIES = (KANDINSKY5, KANDINSKY6)

@@ -226,4 +226,24 @@ def kandinsky5_inputs(model, grid, timestep):
                 scale_factor=KANDINSKY_SCALE)
 
 
-TINY.update({"kandinsky5": Tiny(make_kandinsky5, kandinsky5_inputs, (3, 4, 4))})
+def make_kandinsky6():
+    from diffusers import Kandinsky6Transformer3DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(Kandinsky6Transformer3DModel(
+        in_visual_dim=4, out_visual_dim=4, in_text_dim=8, in_text_dim2=8, time_dim=16, patch_size=(1, 2, 2),
+        model_dim=32, ff_dim=32, num_text_blocks=1, num_visual_blocks=1, axes_dims=(4, 6, 6), visual_cond=False,
+        in_audio_dim=4, out_audio_dim=4, scale_factor=KANDINSKY_SCALE).eval())
+
+
+def kandinsky6_inputs(model, grid, timestep):
+    """The video path (no audio latents); the rope's positions default to arange over each axis."""
+    t, h, w = grid
+    g = generator()
+    return dict(hidden_states=torch.randn(1, t, 2 * h, 2 * w, 4, generator=g),
+                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g),
+                pooled_projections=torch.randn(1, 8, generator=g), timestep=torch.tensor([float(timestep)]))
+
+
+TINY.update({"kandinsky5": Tiny(make_kandinsky5, kandinsky5_inputs, (3, 4, 4)),
+             "kandinsky6": Tiny(make_kandinsky6, kandinsky6_inputs, (3, 4, 4))})
