@@ -48,6 +48,28 @@ KANDINSKY6 = Family(
     rope_attr="visual_rope_embeddings",
     rope_classes=("Kandinsky6RoPE3D",),
     pipelines=("Kandinsky6TI2VAPipeline",),
+    test="test_families.py, test_kandinsky.py",
 )
 
-FAMILIES = (KANDINSKY5, KANDINSKY6)
+KANDINSKY6_SR = Family(
+    name="kandinsky6-sr",
+    title="Kandinsky 6 SR",
+    classes=("Kandinsky6SRTransformer3DModel",),
+    kind=KandinskyKind(with_shape=False),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims="axes_dims", theta=10000.0,
+                       theta_source="Kandinsky6SRRoPE3D's default max_period; the transformer passes none"),
+    trained=(TrainedGrid(
+        (31, 32, 48),
+        "Kandinsky6SRPipeline refines tiles of the sizes the model was trained on (its config's tile_sizes, 512 x "
+        "768 px the widest; no model card read here, no network) over the video's latent frames (121 frames: 31); "
+        "K-VAE 16x spatial, 4x temporal, patch 1. The pipeline never passes a larger tile: extrapolation is for "
+        "callers of the transformer itself, whose NABLA attention takes heights and widths in multiples of 8 tokens"),),
+    time=Timestep(1000.0, "Kandinsky6SRPipeline passes the scheduler's timesteps, sigma * 1000"),
+    rope_attr="visual_rope_embeddings",
+    rope_classes=("Kandinsky6SRRoPE3D",),
+    pipelines=("Kandinsky6SRPipeline",),
+    test="test_families.py (-m slow: its flex attention runs eagerly on the CPU)",
+)
+
+FAMILIES = (KANDINSKY5, KANDINSKY6, KANDINSKY6_SR)

@@ -17,11 +17,15 @@ import torch
 
 @dataclass(frozen=True)
 class Tiny:
-    """make(): the model. inputs(model, grid, timestep): forward kwargs. trained: the tiny trained grid."""
+    """make(): the model. inputs(model, grid, timestep): forward kwargs. trained: the tiny trained grid.
+    inside: a grid inside it (default: one token less per axis; Kandinsky 6 SR takes multiples of 8 only);
+    slow: its harness tests run with -m slow (a model whose attention is slow on the CPU)."""
 
     make: Callable
     inputs: Callable
     trained: tuple[int, ...]
+    inside: tuple[int, ...] | None = None
+    slow: bool = False
 
 
 def generator(seed: int = 0) -> torch.Generator:

@@ -245,5 +245,22 @@ def kandinsky6_inputs(model, grid, timestep):
                 pooled_projections=torch.randn(1, 8, generator=g), timestep=torch.tensor([float(timestep)]))
 
 
+def make_kandinsky6_sr():
+    from diffusers import Kandinsky6SRTransformer3DModel
+
+    torch.manual_seed(0)
+    return without_zero_init(Kandinsky6SRTransformer3DModel(
+        in_visual_dim=4, out_visual_dim=4, time_dim=16, patch_size=(1, 1, 1), model_dim=32, ff_dim=32,
+        num_visual_blocks=1, axes_dims=(4, 6, 6), nabla_window=(3, 3, 3), scale_factor=KANDINSKY_SCALE).eval())
+
+
+def kandinsky6_sr_inputs(model, grid, timestep):
+    """Tiles of (noisy latent, anchor latent, anchor mask): 2 * 4 + 1 channels."""
+    g = generator()
+    return dict(hidden_states=torch.randn(1, *grid, 9, generator=g), timestep=torch.tensor([float(timestep)]))
+
+
 TINY.update({"kandinsky5": Tiny(make_kandinsky5, kandinsky5_inputs, (3, 4, 4)),
-             "kandinsky6": Tiny(make_kandinsky6, kandinsky6_inputs, (3, 4, 4))})
+             "kandinsky6": Tiny(make_kandinsky6, kandinsky6_inputs, (3, 4, 4)),
+             # NABLA attention: heights and widths in multiples of 8 tokens; flex attention runs eagerly here
+             "kandinsky6-sr": Tiny(make_kandinsky6_sr, kandinsky6_sr_inputs, (2, 8, 8), inside=(1, 8, 8), slow=True)})
