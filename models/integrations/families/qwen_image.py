@@ -37,7 +37,8 @@ QWEN_IMAGE = Family(
     pipelines=("QwenImagePipeline", "QwenImageImg2ImgPipeline", "QwenImageInpaintPipeline",
                "QwenImageControlNetPipeline", "QwenImageEditPipeline", "QwenImageEditPlusPipeline",
                "QwenImageEditInpaintPipeline", "QwenImageLayeredPipeline"),
-    test="test_families.py, test_qwen_dype.py, test_reference_images.py",
+    test="test_families.py, test_qwen_dype.py, test_reference_images.py, test_qwen_kin.py (Layered), "
+         "test_context_parallel.py (Layered)",
 )
 
 QWEN_IMAGE_CONTROLNET = replace(QWEN_IMAGE, name="qwen-image-controlnet", title="Qwen-Image ControlNet",
@@ -72,6 +73,7 @@ QWEN_IMAGE_21 = Family(
     rope_attr="pos_embed",
     rope_classes=("QwenImage21Rope",),
     pipelines=("QwenImage21Pipeline",),
+    test="test_families.py, test_qwen_kin.py",
 )
 
 FAMILIES = (QWEN_IMAGE, QWEN_IMAGE_CONTROLNET, NUCLEUSMOE_IMAGE, QWEN_IMAGE_21)

@@ -22,18 +22,18 @@ def _table(model, small, grid, timestep, tiny):
     return tiny.rope_table(model, family_of(model), small, grid, timestep)
 
 
-def layered_reference(family, model, grid, trained, method, t, reference, authors, layers):
+def layered_reference(family, model, grid, trained, method, t, reference, authors, layers, text=4):
     """Complex (image, text) tables: generated images at frames 0 .. layers, the condition image at frame -1,
-    y and x centred; text from max(h // 2, w // 2, layers + 1) on all three axes; every token by the method."""
+    y and x centred; `text` tokens from max(h // 2, w // 2, layers + 1) on all three axes; every token by the
+    method."""
     per_axis = reference._per_axis(family, model.config, method, grid, trained, t, authors)
     gain = math.sqrt(reference.yarn_logit_scale(method, trained, grid, t))
     yx = reference.grid_indices(grid) - np.array([grid[0] - grid[0] // 2, grid[1] - grid[1] // 2])
     frames = [*range(layers + 1), -1]
     image = np.concatenate([np.pad(yx, ((0, 0), (1, 0)), constant_values=f) for f in frames])
     start = max(grid[0] // 2, grid[1] // 2, layers + 1)
-    text = np.repeat((start + np.arange(5.0))[:, None], 3, axis=1)
     tables = []
-    for where in (image, text):
+    for where in (image, np.repeat((start + np.arange(float(text)))[:, None], 3, axis=1)):
         cos, sin = reference.interleaved([where[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
                                          [g * gain for _, g in per_axis])
         tables.append(torch.complex(cos[:, ::2], sin[:, ::2]))

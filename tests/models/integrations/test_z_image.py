@@ -57,3 +57,27 @@ def test_the_time_is_one_minus_the_t_argument(tiny):
     model(x=[torch.randn(4, 1, 16, 16)], t=torch.tensor([0.2]), cap_feats=[torch.randn(4, 8)])
     assert handle.time.value() == pytest.approx(0.8)
     handle.remove()
+
+
+def _omni(model, grid, reference=(2, 3)):
+    """Z-Image Omni's call: per sample a list of images, a reference first and the generated one last, each with
+    its caption; no SigLIP features."""
+    (h, w), g = grid, torch.Generator().manual_seed(0)
+    x = [[torch.randn(4, 1, 2 * reference[0], 2 * reference[1], generator=g), torch.randn(4, 1, 2 * h, 2 * w,
+                                                                                         generator=g)]]
+    captions = [[torch.randn(4, 8, generator=g), torch.randn(3, 8, generator=g)]]
+    with torch.no_grad():
+        out = model(x=x, t=torch.tensor([0.5]), cap_feats=captions, siglip_feats=[None], image_noise_mask=[[0, 1]],
+                    return_dict=False)[0]
+    return torch.cat([o.flatten() for o in out])
+
+
+def test_omni_plans_from_the_generated_image_not_its_reference(tiny):
+    small = tiny.TINY["z-image"]
+    model = small.make()
+    bigger = tuple(2 * n for n in small.trained)
+    plain = {grid: _omni(model, grid) for grid in (small.trained, bigger)}
+    for method in ("pi", "kappa-yarn"):
+        with apply_extrapolation(model, method, trained_grid=small.trained):
+            assert torch.equal(_omni(model, small.trained), plain[small.trained]), method
+            assert not torch.equal(_omni(model, bigger), plain[bigger]), method

@@ -92,10 +92,13 @@ def make_qwen_layered():
 
 
 def qwen_layered_inputs(model, grid, timestep):
-    """QwenImageLayeredPipeline's layout: layers + 1 generated images, then the condition image, all (h, w)."""
+    """QwenImageLayeredPipeline's layout: layers + 1 generated images, then the condition image, all (h, w); an
+    even text length (context parallelism splits it over two ranks)."""
     h, w = grid
     inputs = qwen_inputs(model, grid, timestep)
     inputs["hidden_states"] = torch.randn(1, (LAYERS + 2) * h * w, 16, generator=generator(4))
+    inputs["encoder_hidden_states"] = torch.randn(1, TEXT, 16, generator=generator(5))
+    inputs["encoder_hidden_states_mask"] = torch.ones(1, TEXT, dtype=torch.long)
     inputs["img_shapes"] = [[(1, h, w)] * (LAYERS + 2)]
     return inputs
 
@@ -107,6 +110,7 @@ TINY = {
     "nucleusmoe-image": Tiny(make_nucleusmoe_image, qwen_inputs, (4, 4)),
 }
 QWEN_LAYERED = Tiny(make_qwen_layered, qwen_layered_inputs, (4, 4))  # the qwen-image family's other rope
+TINY["qwen-image-layered"] = QWEN_LAYERED  # no family of its own: for test_context_parallel.py
 
 
 # -- Z-Image's RopeEmbedder and its copies ----------------------------------------------------------------------
