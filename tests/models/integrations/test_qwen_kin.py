@@ -123,3 +123,16 @@ def test_qwen21_condition_image_beyond_the_trained_grid_follows_the_reference_ru
     inv = 10000.0 ** (-torch.arange(0, 6, 2, dtype=torch.float64) / 6)
     expected_y = torch.polar(torch.ones(3, dtype=torch.float64), where[condition, 1, None][0] * inv * pi)
     torch.testing.assert_close(ours[condition][0, 2:5].to(torch.complex128), expected_y, rtol=0, atol=2e-6)
+
+
+def test_layered_text_keeps_its_trained_table_under_dype(layered, tiny):
+    """DyPE's Qwen rule (the default dype_variant): text as trained, from max(h // 2, w // 2, layers + 1)."""
+    module, small = layered
+    model = small.make()
+    grid = tuple(2 * n for n in small.trained)
+    start = max(grid[0] // 2, grid[1] // 2, module.LAYERS + 1)
+    handle = apply_extrapolation(model, "dype-yarn", trained_grid=small.trained)
+    image, text = _table(model, small, grid, 0.6, tiny)
+    handle.remove()
+    assert torch.equal(text, model.pos_embed.pos_freqs[start:start + module.TEXT])
+    assert not torch.equal(image, _table(model, small, grid, 0.6, tiny)[0])
