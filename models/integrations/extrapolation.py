@@ -225,7 +225,8 @@ def _prepare(model: nn.Module, family: Family, extrapolation: Extrapolation, tra
     _check_model(model, family, config)
     _check_method(family, extrapolation)
     grid = _trained_grid(family, config, trained_grid)
-    dims, theta = family.rope_axes.resolve(config)
+    dims, theta = family.rope_axes.resolve(vars(getattr(model, family.rope_attr)) if family.rope_axes.on_rope
+                                           else config)
     if len(dims) != len(family.axes):
         raise ValueError(f"{family.title}: the config gives {len(dims)} rope axes, the declaration {len(family.axes)}")
     setup = RopeSetup(family, extrapolation, grid, dims, (theta,) * len(dims), cache_size,
@@ -276,7 +277,7 @@ def _trained_grid(family: Family, config: Mapping, trained_grid) -> tuple[int, .
 def _check_method(family: Family, extrapolation: Extrapolation) -> None:
     reason = refusal(family, extrapolation.method, extrapolation.entropy_scaling)
     if reason is not None:
-        entropy = " (without entropy scaling)" if family.attention == "linear" else ""
+        entropy = " (without entropy scaling)" if family.attention == "linear" or family.no_gain else ""
         raise ValueError(f"{reason}: its methods are {', '.join(methods_for(family))}{entropy}")
     if family.temporal_axis is not None and extrapolation.temporal_axis != family.temporal_axis:
         raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be {family.temporal_axis}, "
@@ -296,11 +297,14 @@ def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: Ext
 
 
 def _set_rope(model: nn.Module, name: str, value) -> None:
-    """Puts `value` where a model's rope is: a child module, or, where the rope is a method of the
-    model's class (JoyImage's), an instance attribute shadowing it; the model's own bound method
-    given back drops the shadow."""
-    if not inspect.isfunction(inspect.getattr_static(type(model), name, None)):
+    """Puts `value` where a model's rope is: a child module; a plain attribute (Z-Image's RopeEmbedder is a
+    plain object, so its replacement is not registered as a child either); or, where the rope is a method
+    of the model's class (JoyImage's), an instance attribute shadowing it, which the model's own bound
+    method given back drops."""
+    if name in model._modules:
         setattr(model, name, value)
+    elif not inspect.isfunction(inspect.getattr_static(type(model), name, None)):
+        object.__setattr__(model, name, value)
     elif isinstance(value, types.MethodType) and value.__self__ is model:
         vars(model).pop(name, None)
     else:
@@ -324,7 +328,7 @@ def _before_forward(module, args, kwargs):
     if patch is None:
         return None
     rope, parameters = patch.rope, _parameters(type(module))
-    timestep = argument("timestep", args, kwargs, parameters)
+    timestep = argument(patch.family.time.argument, args, kwargs, parameters)
     rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
     state = CallState(patch.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
     push_call(rope, state)

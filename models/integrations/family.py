@@ -61,12 +61,17 @@ class RiflexK:
 
 @dataclass(frozen=True)
 class Timestep:
-    """How the transformer's `timestep` argument becomes t in [0, 1], t = 1 pure noise:
-    t = (timestep - at_clean) / (at_noise - at_clean) (Mochi's pipeline counts up: at_noise 0, at_clean 1000)."""
+    """How the transformer's timestep argument becomes t in [0, 1], t = 1 pure noise:
+    t = (timestep - at_clean) / (at_noise - at_clean) (Mochi's pipeline counts up: at_noise 0, at_clean 1000;
+    Lumina's, Ideogram 4's and Z-Image's pass 1 - sigma: at_noise 0, at_clean 1).
+
+    argument: the forward argument holding it ("timesteps" for HiDream, "t" for Z-Image).
+    """
 
     at_noise: float
     source: str = ""
     at_clean: float = 0.0
+    argument: str = "timestep"
 
     def to_t(self, timestep: float) -> float:
         return min(max((timestep - self.at_clean) / (self.at_noise - self.at_clean), 0.0), 1.0)
@@ -82,11 +87,14 @@ class RopeAxes:
 
     dims: a config key holding the per-axis channels, or a function of the config returning them.
     theta: a config key, or the constant the model's constructor passes (with `theta_source`).
+    on_rope: the keys name plain attributes of the rope object instead (numbers, not buffers: Z-Image's
+        ControlNet has none in its config and uses the transformer's RopeEmbedder).
     """
 
     dims: str | Callable[[Mapping], Sequence[int]]
     theta: str | float = 10000.0
     theta_source: str = ""
+    on_rope: bool = False
 
     def resolve(self, config: Mapping) -> tuple[tuple[int, ...], float]:
         dims = config[self.dims] if isinstance(self.dims, str) else self.dims(config)
@@ -110,8 +118,10 @@ class Family:
             the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
             with their option (Flux's shift cap); pipelines, test: for the docs.
         attention: "softmax", or "linear" where the rope rotates a linear attention's q and k (a gain
-            on the tables would scale its output). methods: the only methods with a meaning for the
-            family, with why (`methods_reason`; empty: every method). makes_video: the pipeline's
+            on the tables would scale its output). no_gain: why the tables cannot carry a gain (a table
+            of angles), refusing the methods with one and entropy scaling ("" where they can). methods:
+            the only methods with a meaning for the family, with why (`methods_reason`; empty: every
+            method). makes_video: the pipeline's
             output is video (default: a temporal axis); no_time_axis: why riflex does not apply
             (default: an image model).
     """
@@ -133,6 +143,7 @@ class Family:
     requires_reason: str = ""
     extras: tuple = ()
     attention: str = "softmax"
+    no_gain: str = ""
     makes_video: bool | None = None
     no_time_axis: str = "is an image model"
     methods: tuple[str, ...] = ()

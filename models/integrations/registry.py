@@ -89,6 +89,9 @@ def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str |
         what = "entropy scaling" if method not in GAIN_METHODS else method
         return (f"{what} puts a gain on the rope tables, a logit scale under a softmax; {family.title}'s "
                 f"attention is linear (no softmax), where the gain would scale its output instead")
+    if family.no_gain and (method in GAIN_METHODS or entropy_scaling):
+        what = "entropy scaling" if method not in GAIN_METHODS else method
+        return f"{what} puts a gain on the rope tables; {family.title} {family.no_gain}"
     return None
 
 

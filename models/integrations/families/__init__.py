@@ -6,6 +6,7 @@ from . import (
     anyflow,
     cogvideox,
     cosmos,
+    embed_nd,
     fitted,
     flux,
     framepack,
@@ -13,6 +14,7 @@ from . import (
     hunyuan_video,
     ideogram4,
     joyimage,
+    kandinsky,
     ltx2,
     ltx_video,
     lumina,
@@ -21,9 +23,11 @@ from . import (
     qwen_image,
     sana_wm,
     wan,
+    z_image,
 )
 
 FAMILIES = (*flux.FAMILIES, *qwen_image.FAMILIES, *wan.FAMILIES, *hunyuan_video.FAMILIES, *cogvideox.FAMILIES,
             *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES, *pipeline_built.FAMILIES,
             *fitted.FAMILIES, *lumina.FAMILIES, *ideogram4.FAMILIES, *mochi.FAMILIES, *cosmos.FAMILIES,
-            *helios.FAMILIES, *sana_wm.FAMILIES, *joyimage.FAMILIES, *ltx2.FAMILIES)
+            *helios.FAMILIES, *sana_wm.FAMILIES, *joyimage.FAMILIES, *ltx2.FAMILIES, *embed_nd.FAMILIES,
+            *z_image.FAMILIES, *kandinsky.FAMILIES)

@@ -15,6 +15,10 @@ Text tokens, option `dype_variant`:
 - "flux": as DyPE's Flux code: every token on an axis, text included, gets the method's
   frequencies and gain (so text-image logits stay relative), and t = timestep.
 The other methods always take the "flux" rule.
+
+Qwen-Image-Layered (`use_layer3d_rope`, QwenEmbedLayer3DRope) puts its generated layers at frames
+0, 1, ... and its condition image, the last of `img_shapes`, at frame -1; its text starts after
+the layers' count too. NucleusMoEEmbedRope is a copy of QwenEmbedRope.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ class QwenRope(ExtrapolatedRope):
     def __init__(self, original, setup: RopeSetup):
         super().__init__(original, setup)
         self.scale_rope = bool(original.scale_rope)
+        self.layered = bool(setup.config.get("use_layer3d_rope", False))
         self.reference_rule = reference_rule(setup.options)
         self.authors_qwen = (setup.options.get("dype_variant", "qwen") == "qwen"
                              and setup.extrapolation.method.startswith("dype-"))
@@ -76,8 +81,10 @@ class QwenRope(ExtrapolatedRope):
         return [tuple(int(n) for n in fhw) for fhw in video_fhw]
 
     def text_start(self, shapes: list[tuple[int, int, int]]) -> int:
-        """The first text position: max(h // 2, w // 2) over the images (max(h, w) without scale_rope)."""
-        return max(max((h // 2, w // 2) if self.scale_rope else (h, w)) for _, h, w in shapes)
+        """The first text position: max(h // 2, w // 2) over the images (max(h, w) without scale_rope), and
+        at least the layers' count for Qwen-Image-Layered."""
+        start = max(max((h // 2, w // 2) if self.scale_rope else (h, w)) for _, h, w in shapes)
+        return max(start, len(shapes) - 1) if self.layered else start
 
     def grid(self, shapes: list[tuple[int, int, int]]) -> tuple[int, int]:
         """The (h, w) the plan is for: the generated image's ("cover"), the largest over all images ("keep")."""
@@ -86,15 +93,17 @@ class QwenRope(ExtrapolatedRope):
         return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
 
     def image_positions(self, shapes: list[tuple[int, int, int]]) -> list[list[torch.Tensor]]:
-        """Per image, its (frame, y, x) positions (float64): frames index .. index + f - 1, y and x as
-        QwenEmbedRope places them, a reference's mapped onto the generated image's extent under "cover"."""
+        """Per image, its (frame, y, x) positions (float64): frames index .. index + f - 1 (Qwen-Image-Layered's
+        condition image at -1), y and x as QwenEmbedRope places them, a reference's mapped onto the
+        generated image's extent under "cover"."""
         out_y, out_x = (centred_positions(n, self.scale_rope) for n in shapes[0][1:])
         positions = []
         for index, (frames, height, width) in enumerate(shapes):
             ys, xs = centred_positions(height, self.scale_rope), centred_positions(width, self.scale_rope)
             if index and self.reference_rule == "cover":
                 ys, xs = (_covering(own, out) for own, out in ((ys, out_y), (xs, out_x)))
-            positions.append([torch.arange(index, index + frames, dtype=torch.float64), ys, xs])
+            first = -1 if self.layered and index == len(shapes) - 1 else index  # Layered's condition image: -1
+            positions.append([torch.arange(first, first + frames, dtype=torch.float64), ys, xs])
         return positions
 
     def forward(self, video_fhw, device: torch.device | None = None, max_txt_seq_len=None):

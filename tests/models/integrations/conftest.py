@@ -27,8 +27,6 @@ def load_sibling(name: str):
 
 
 tiny_families = load_sibling("tiny_families")
-tiny_families.TINY.update(load_sibling("tiny_regc").tiny_configs(tiny_families.Tiny))
-tiny_families.TINY.update(load_sibling("tiny_tables_own").TINY)  # ConsisID, HunyuanDiT, CogView4, ...
 reference_tables = load_sibling("reference_tables")
 FAMILY = {family.name: family for family in FAMILIES}
 
@@ -49,7 +47,7 @@ def rope_table(model, family, tiny, grid, timestep):
     (tables from the pipeline) the argument after the pre-hooks swapped it."""
     seen = []
     if family.rope_attr is not None and not isinstance(getattr(model, family.rope_attr), torch.nn.Module):
-        hook = _record_method(model, family.rope_attr, seen)  # a rope that is a method of the model (JoyImage)
+        hook = _record_attribute(model, family.rope_attr, seen)  # JoyImage's method, Z-Image's plain object
     elif family.rope_attr is not None:
         hook = getattr(model, family.rope_attr).register_forward_hook(lambda m, a, out: seen.append(out))
     else:
@@ -65,16 +63,25 @@ def rope_table(model, family, tiny, grid, timestep):
     return seen[0]
 
 
-def _record_method(model, name: str, seen: list):
-    """Records a rope method's outputs by shadowing it on the instance; returns a handle with `remove()`."""
-    method = getattr(model, name)
+def _record_attribute(model, name: str, seen: list):
+    """Records the outputs of a rope that is no child module (a method of the model's class, JoyImage's; a
+    plain object, Z-Image's RopeEmbedder) by shadowing it in the instance's `__dict__`; returns a handle
+    whose `remove()` puts back what was there."""
+    rope, had = getattr(model, name), name in vars(model)
 
     def recording(*args, **kwargs):
-        seen.append(method(*args, **kwargs))
+        seen.append(rope(*args, **kwargs))
         return seen[-1]
 
     vars(model)[name] = recording
-    return types.SimpleNamespace(remove=lambda: vars(model).pop(name))
+
+    def remove():
+        if had:
+            vars(model)[name] = rope
+        else:
+            vars(model).pop(name)
+
+    return types.SimpleNamespace(remove=remove)
 
 
 @dataclass

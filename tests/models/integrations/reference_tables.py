@@ -216,8 +216,15 @@ LTX_CHECKED_METHODS = ("none", "pi", "ntk", "dype-ntk", "kappa-pi", "kappa-ntk")
 
 
 def reference_for(kind) -> callable:
-    """The reference function of a rope kind (by its class name)."""
-    return REFERENCES[type(kind).__name__]
+    """The reference function of a rope kind (by its class name), its tables as a tuple of tensors (one
+    tensor as a 1-tuple), the form in which the harness captures a rope's output."""
+    reference = REFERENCES[type(kind).__name__]
+
+    def tables(*args) -> tuple:
+        out = reference(*args)
+        return (out,) if torch.is_tensor(out) else tuple(out)
+
+    return tables
 
 
 REFERENCES = {
@@ -460,7 +467,7 @@ def lumina_next_reference(family, model, inputs, grid, trained, method, timestep
     y = np.exp(1j * np.arange(grid[0])[:, None, None] * fy) * gy * gain
     x = np.exp(1j * np.arange(grid[1])[None, :, None] * fx) * gx * gain
     pairs = np.stack(np.broadcast_arrays(y, x), -1).reshape(grid[0], grid[1], -1)
-    return (torch.from_numpy(pairs).to(torch.complex64),)  # one tensor, a 1-tuple as the harness captures it
+    return torch.from_numpy(pairs).to(torch.complex64)  # one tensor
 
 
 REFERENCES["LuminaNextKind"] = lumina_next_reference
@@ -514,3 +521,111 @@ def ideogram4_reference(family, model, inputs, grid, trained, method, timestep, 
 
 
 REFERENCES["InterleavedMRopeKind"] = ideogram4_reference
+
+# -- regA: ropes whose positions the transformer builds itself --------------------------------------------------
+
+
+def captured_rope_ids(model, family, inputs, call=0):
+    """The positions the model's own forward passes its rope (`family.rope_attr`) at its `call`-th call: ids
+    (..., n_axes), a module or a plain object (Z-Image's RopeEmbedder) alike."""
+    name, seen = family.rope_attr, []
+    rope = getattr(model, name)
+
+    def recording(ids, *args, **kwargs):
+        seen.append(ids)
+        return rope(ids, *args, **kwargs)
+
+    hook = None
+    if name in model._modules:
+        hook = rope.register_forward_pre_hook(lambda m, a: seen.append(a[0]))
+    else:
+        object.__setattr__(model, name, recording)
+    try:
+        with torch.no_grad():
+            model(**inputs, return_dict=False)
+    finally:
+        if hook is not None:
+            hook.remove()
+        else:
+            object.__setattr__(model, name, rope)
+    return seen[call]
+
+
+def _angles_and_gains(family, model, positions, grid, trained, method, timestep, authors):
+    """Per-axis angles (seq, pairs_a) at positions (seq, n_axes) and each axis's gain (the method's gain and
+    sqrt of its logit scale), t = timestep / the family's timestep at pure noise (the harness's convention)."""
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    return [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis]
+
+
+def embed_nd_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """EmbedND's format at the ids the model gives its rope: rotation matrices (b, seq, pairs, 2, 2) with the
+    heads axis inserted, or the angles (b, seq, 1, 2 pairs), each pair's angle twice (one tensor, as the rope's)."""
+    ids = captured_rope_ids(model, family, inputs).double()
+    flat = ids.reshape(-1, ids.shape[-1]).numpy()
+    angles, gains = _angles_and_gains(family, model, flat, grid, trained, method, timestep, authors)
+    if family.kind.table == "angles":
+        table = torch.from_numpy(np.concatenate(angles, -1).repeat(2, axis=-1)).float()
+        return table.reshape(*ids.shape[:-1], 1, -1)
+    cos = np.concatenate([np.cos(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    sin = np.concatenate([np.sin(a) * g for a, g in zip(angles, gains, strict=True)], -1)
+    matrices = torch.from_numpy(np.stack([cos, -sin, sin, cos], -1)).float().reshape(*ids.shape[:-1], -1, 2, 2)
+    return matrices.unsqueeze(family.kind.heads_axis)
+
+
+REFERENCES.update({"EmbedNDKind": embed_nd_reference})
+
+
+def rope_embedder_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """RopeEmbedder's complex64 (seq, pairs) table at the ids of the model's first rope call (the image's),
+    dims and theta from the config (or the shared RopeEmbedder's numbers, `on_rope`)."""
+    ids = captured_rope_ids(model, family, inputs).double().numpy()
+    config = vars(getattr(model, family.rope_attr)) if family.rope_axes.on_rope else model.config
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    cos, sin = interleaved([ids[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis])
+    return torch.complex(cos[:, ::2], sin[:, ::2])
+
+
+REFERENCES.update({"RopeEmbedderKind": rope_embedder_reference})
+
+
+def qwen21_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Qwen-Image 2.1's complex64 (seq, pairs) table of a text-then-image sequence: text token j at (j, j, j),
+    the image on frame TEXT (the text's length) with y and x centred; every token on y and x by the method."""
+    text = inputs["encoder_hidden_states"].shape[1]
+    t = family.time.to_t(timestep)
+    per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    yx = grid_indices(grid) - np.array([grid[0] - grid[0] // 2, grid[1] - grid[1] // 2])
+    where = np.concatenate([np.repeat(np.arange(text, dtype=float)[:, None], 3, axis=1),
+                            np.pad(yx, ((0, 0), (1, 0)), constant_values=text)])
+    cos, sin = interleaved([where[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
+                           [g * gain for _, g in per_axis])
+    return torch.complex(cos[:, ::2], sin[:, ::2])
+
+
+REFERENCES.update({"Qwen21Kind": qwen21_reference})
+
+
+def kandinsky_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Kandinsky's rotation matrices ((b,) t, h, w, 1, pairs, 2, 2): index i at i / scale_factor[a], each
+    axis's trained length in those units (trained tokens / scale_factor[a]) for the methods counting rotations."""
+    scale = inputs.get("scale_factor") or model.config["scale_factor"]
+    dims, theta = family.rope_axes.resolve(model.config)
+    t = family.time.to_t(timestep)
+    per_axis = [axis_frequencies(method, dim, theta, n / tr, tr / s, t, authors)
+                for dim, n, tr, s in zip(dims, grid, trained, scale, strict=True)]
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    positions = grid_indices(grid) / np.array(scale, dtype=float)
+    angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
+    cos = np.concatenate([np.cos(x) * g * gain for x, (_, g) in zip(angles, per_axis, strict=True)], -1)
+    sin = np.concatenate([np.sin(x) * g * gain for x, (_, g) in zip(angles, per_axis, strict=True)], -1)
+    rope = torch.from_numpy(np.stack([cos, -sin, sin, cos], -1)).float().reshape(*grid, -1, 2, 2).unsqueeze(-4)
+    return rope[None] if family.kind.with_shape else rope
+
+
+REFERENCES.update({"KandinskyKind": kandinsky_reference})

@@ -21,6 +21,7 @@ CP_CASES = {  # family: (token grid beyond its tiny trained grid, timestep, meth
     "wan": ((8, 8, 8), 700.0, [*METHODS, "riflex"]),
     "flux2": ((8, 8), 0.7, METHODS),  # the rope called once per ids argument, each (1, seq, 4) split on seq
     "chronoedit": ((2, 8, 8), 700.0, METHODS),  # a two-frame edit (times 0 and 3) at twice its trained size
+    "qwen-image-layered": ((8, 8), 0.7, METHODS),  # QwenEmbedLayer3DRope's two tables split on their sequence
 }
 WORKER = Path(__file__).with_name("context_parallel_worker.py")
 

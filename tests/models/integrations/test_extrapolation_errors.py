@@ -80,12 +80,13 @@ def test_family_specific_options_and_configurations(tiny):
     assert not hasattr(absolute, "_axialrope_extrapolation")
     from diffusers import QwenImageTransformer2DModel
 
-    layered = QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
-                                          attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
-                                          axes_dims_rope=(4, 6, 6), use_layer3d_rope=True)
-    with pytest.raises(ValueError, match="only QwenEmbedRope"):
-        apply_extrapolation(layered, "pi")
-    assert not hasattr(layered, "_axialrope_extrapolation")
+    qwen = QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
+                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
+                                       axes_dims_rope=(4, 6, 6))
+    qwen.pos_embed = torch.nn.Identity()  # a rope of another kind (Qwen-Image-Layered's is reached: test_qwen_kin)
+    with pytest.raises(ValueError, match="only QwenEmbedRope, QwenEmbedLayer3DRope"):
+        apply_extrapolation(qwen, "pi")
+    assert not hasattr(qwen, "_axialrope_extrapolation")
 
 
 def test_a_model_that_lost_its_module_is_not_restored_over(tiny):

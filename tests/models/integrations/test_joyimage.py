@@ -35,7 +35,7 @@ def test_edit_plus_references_take_the_outputs_frequencies_at_their_own_position
     tiny.run(model, small, (8, 8), 500.0)
     hook.remove()
     handle.remove()
-    t, h, w = 1, 3, 5  # tiny_regc.JOYIMAGE_REFERENCE
+    t, h, w = 1, 3, 5  # tiny_video_own.JOYIMAGE_REFERENCE
     positions = reference.grid_indices((t, h, w)) + [1, 0, 0]  # after the output's one frame
     freqs = [reference.base_freqs(4, 256), reference.base_freqs(6, 256) / 2, reference.base_freqs(6, 256) / 2]
     expected = reference.interleaved([positions[:, a, None] * f for a, f in enumerate(freqs)], [1.0] * 3)

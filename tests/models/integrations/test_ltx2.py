@@ -11,9 +11,9 @@ from axialrope.models import apply_extrapolation
 
 @pytest.mark.parametrize("method", ["pi", "yarn", "kappa-ntk"])
 def test_the_split_layout_is_exact_at_the_trained_grid_and_its_formula_beyond(method, tiny, reference, authors):
-    tiny_regc = sys.modules["tiny_regc"]  # loaded by conftest.py
+    tiny_video_own = sys.modules["tiny_video_own"]  # loaded by tiny_families.py
     family = tiny.FAMILY["ltx2"]
-    model = tiny_regc.make_ltx2("split")
+    model = tiny_video_own.make_ltx2("split")
     small = tiny.TINY["ltx2"]
     timestep = family.time.timestep_at(0.6)
     at_trained = tiny.run(model, small, small.trained, timestep)

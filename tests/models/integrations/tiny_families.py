@@ -17,11 +17,15 @@ import torch
 
 @dataclass(frozen=True)
 class Tiny:
-    """make(): the model. inputs(model, grid, timestep): forward kwargs. trained: the tiny trained grid."""
+    """make(): the model. inputs(model, grid, timestep): forward kwargs. trained: the tiny trained grid.
+    inside: a grid inside it (default: one token less per axis; Kandinsky 6 SR takes multiples of 8 only);
+    slow: its harness tests run with -m slow (a model whose attention is slow on the CPU)."""
 
     make: Callable
     inputs: Callable
     trained: tuple[int, ...]
+    inside: tuple[int, ...] | None = None
+    slow: bool = False
 
 
 def generator(seed: int = 0) -> torch.Generator:
@@ -576,3 +580,24 @@ TINY.update({
     "hunyuan-image": Tiny(make_hunyuan_image, hunyuan_image_inputs, (4, 4)),
     "framepack": Tiny(make_framepack, framepack_inputs, (4, 4)),
 })
+
+
+# -- groups in modules of their own (tiny_<group>.py beside this file) ------------------------------------------
+
+
+def _group(name: str):
+    """A group's tiny-config module, loaded once as a plain module."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+TINY.update(_group("tiny_kin").TINY)  # EmbedND variants, Qwen kin, Z-Image, Kandinsky
+TINY.update(_group("tiny_tables_own").TINY)  # tables from the pipeline, image ropes of their own
+TINY.update(_group("tiny_video_own").tiny_configs(Tiny))  # Mochi, Cosmos, Helios, SANA-WM, JoyImage, LTX-2
