@@ -231,7 +231,7 @@ def test_a_repeated_decode_call_skips_the_checks_and_keeps_gradients(case, monke
     for _ in range(2):
         out = rms_norm_rotary_qk(*leaves[:2], cos, sin, *leaves[2:], 1e-6, across_heads=across)
         results.append((out, torch.autograd.grad(sum(o.square().sum() for o in out), leaves)))
-        monkeypatch.setattr(fused, "_check", None)  # the second call must not check again
+        monkeypatch.setattr(fused, "check_table", None)  # the second call must not check again
     expected = unfused(*leaves[:2], cos, sin, *leaves[2:], 1e-6, "half", across)
     expected_grads = torch.autograd.grad(sum(o.square().sum() for o in expected), leaves)
     for out, grads in results:
@@ -310,7 +310,7 @@ def test_cuda_default_path_matches_the_reference(dtype, layout, case):
     q, k, cos, sin, qw, kw, across = make(case, dtype)
     q, k, cos, sin, qw, kw = (t.cuda() for t in (q, k, cos, sin, qw, kw))
     expected_backend = "triton" if triton_rope.available() else "eager"
-    assert backends.choose((q, k), cos, sin, layout, fused=True) == expected_backend
+    assert backends.choose((q, k), cos, sin, layout) == expected_backend
     got = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, 1e-6, layout, across_heads=across)
     expected = unfused(q, k, cos, sin, qw, kw, 1e-6, layout, across)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-2, atol=1e-2)
