@@ -1,47 +1,18 @@
 """Encoding positions on a grid larger than the trained one (images and video).
 
-An `Extrapolation` names a method and its parameters; `plan(...)` turns it, for one
-trained grid, one requested grid and (for the timestep-dependent methods) one
-diffusion time, into a `RopePlan`: a scaling per axis for `AxialRotaryEmbedding`
-and one factor for the attention logits.
+An `Extrapolation` names a method and its parameters; `plan(...)` turns it, for one trained grid,
+one requested grid and (for the timestep-dependent methods) one diffusion time t (1 = pure noise,
+0 = the clean sample), into a `RopePlan`: a scaling per axis for `AxialRotaryEmbedding` and one
+factor for the attention logits. With s_a = max(1, L_a_eval / L_a_train) per axis:
 
-Per axis a, in patch tokens, s_a = max(1, L_a_eval / L_a_train). Methods:
+    none                     trained frequencies, positions beyond the trained range
+    pi, ntk, yarn            per-axis position interpolation, NTK-aware base, YaRN (VisionYaRN)
+    riflex                   one temporal pair slowed to 0.9 periods over the video (RIFLEx)
+    dype-ntk, dype-yarn      DyPE's timestep-dependent NTK and YaRN, as the authors' code
+    kappa-pi, -ntk, -yarn    the static method with s_a^kappa(t): the trained encoding at t = 0
 
-    none       plain extrapolation: positions beyond the trained range, trained frequencies
-    pi         position interpolation per axis: theta_i / s_a
-    ntk        VisionNTK: NTK-aware base per axis, b * s_a^(d_a / (d_a - 2))
-    yarn       VisionYaRN: YaRN per axis with L_train = L_a_train; its temperature
-               mscale = 0.1 ln(s) + 1 (s the token ratio N_eval / N_train, or the largest
-               s_a) multiplies the logits by mscale^2
-    riflex     video length (RIFLEx, thu-ml/RIFLEx): one temporal pair k is slowed to
-               0.9 periods over L_t_eval; spatial axes as trained. With `riflex_index` (k,
-               1-based as the authors count) RIFLEx's rule: theta_k = 0.9 * 2 pi / L_t_eval,
-               only when L_t_eval > N_k = round(2 pi / theta_k). Without it, this project's
-               rule for its own models: k is the pair whose period is closest to L_t_train,
-               lowered to min(theta_k, 0.9 * 2 pi / L_t_eval)
-    dype-ntk, dype-yarn
-               timestep-dependent DyPE (guyyariv/DyPE), as the authors' released Flux code
-               defines it, with kappa(t) = lambda_s * t^lambda_t (t^2 by default), t in [0, 1]
-               and t = 1 pure noise. Dy-NTK: NTK with factor s_a^(2 kappa), i.e. the base
-               grows by (s_a^(d/(d-2)))^(2 kappa). Dy-YaRN: three bands per axis (PI for the
-               slowest pairs, NTK between, unscaled for the fastest) with ramp bounds
-               `dype_beta` and `dype_gamma` rotations within L_a_train, each times kappa; cos
-               and sin of each scaled axis times 0.1 ln s_a + 1 (at every t, as in their code).
-               So Dy-NTK returns to the trained encoding as t goes to 0 and Dy-YaRN does not:
-               it keeps the gain, and once kappa is so small that a band edge passes the last
-               pair, the authors' clamping turns that ramp over, to PI on every pair near
-               t = 0 (we match their code)
-    kappa-pi, kappa-ntk, kappa-yarn
-               this project's own timestep-dependent variant (not DyPE's): the static method
-               with s_a replaced by s_a^kappa(t), so the last step (t = 0) is the trained
-               encoding
-
-`entropy_scaling=True` (with any method) also multiplies the logits by
-sqrt(log N_eval / log N_train), which keeps the attention entropy of N_eval tokens near
-that of N_train tokens.
-
-Time convention: t = 1 is pure noise, t = 0 the clean sample, as the sigmas of
-diffusers' FlowMatchEulerDiscreteScheduler. A DDPM-style sampler passes t = step / T.
+`entropy_scaling=True` also multiplies the logits by sqrt(log N_eval / log N_train). The formulas
+of every method are in docs/extrapolation.md ("The methods' formulas").
 """
 
 from __future__ import annotations

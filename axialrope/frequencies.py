@@ -1,12 +1,23 @@
-"""RoPE inverse frequencies, plain and context-scaled.
+"""RoPE inverse frequencies, plain and context-scaled: `rope_frequencies`.
 
-One function, `rope_frequencies`, is the only place in the package where a
-frequency formula is written. Everything is computed in float64 on the CPU: the
-vectors are tiny (dim // 2 values) and float64 keeps them exact for later use at
-large positions.
+It is the only place in the package where a frequency formula is written, in float64 on the CPU
+(dim // 2 values, exact for later use at large positions). d is the rotary dimension, b the base
+(theta), theta_i = b^(-2i/d) for i = 0 .. d/2 - 1, s the scaling factor L_eval / L_train:
 
-Notation (DESIGN.md section 3): d is the rotary dimension, b the base (theta),
-theta_i = b^(-2i/d) for i = 0 .. d/2 - 1, s the scaling factor L_eval / L_train.
+    linear     theta_i / s
+    ntk        base b * s^(d/(d-2))
+    dynamic    base b * (s * L / L_train - (s - 1))^(d/(d-2)), L = max(seq_len, L_train)
+    yarn       theta_i blended towards theta_i / s by a ramp over the pairs that rotate between
+               beta_fast and beta_slow times within L_train
+    llama3     theta_i / s above wavelength L_train / low_freq_factor, kept below
+               L_train / high_freq_factor, blended between
+    riflex     without riflex_index, theta_k = min(theta_k, 0.9 * 2 pi / (s * L_train)) for the
+               pair k whose period is closest to L_train (this project's rule); with it,
+               theta_k = 0.9 * 2 pi / (s * L_train) when s * L_train > round(2 pi / theta_k)
+               (RIFLEx's rule); every other pair kept
+    dype_yarn  per pair, PI below beta_1 * kappa rotations within L_train, NTK between, unscaled
+               above gamma_0 * kappa, with linear ramps from beta_1 to beta_0 and from gamma_1 to
+               gamma_0 rotations (DyPE); attention factor 0.1 ln s + 1
 """
 
 from __future__ import annotations
@@ -220,22 +231,7 @@ def rope_frequencies(
         inv_freq: float64 tensor of shape (dim // 2,), on the CPU.
         attention_factor: multiplies cos and sin (1.0 except for YaRN).
 
-    Formulas (s = factor):
-        linear:  theta_i / s
-        ntk:     base b * s^(d/(d-2))
-        dynamic: base b * (s * L / L_train - (s - 1))^(d/(d-2)), L = max(seq_len, L_train)
-        yarn:    theta_i blended towards theta_i / s by a ramp over the pairs that rotate
-                 between beta_fast and beta_slow times within L_train
-        llama3:  theta_i / s above wavelength L_train / low_freq_factor, kept below
-                 L_train / high_freq_factor, blended between
-        riflex:  without riflex_index, theta_k = min(theta_k, 0.9 * 2 pi / (s * L_train)) for
-                 the pair k whose period is closest to L_train (this project's rule); with it,
-                 theta_k = 0.9 * 2 pi / (s * L_train) when s * L_train > round(2 pi / theta_k)
-                 (RIFLEx's rule); every other pair kept
-        dype_yarn: per pair, PI below beta_1 * kappa rotations within L_train, NTK (base
-                 b * s^(d/(d-2))) between, unscaled above gamma_0 * kappa, with linear ramps
-                 from beta_1 to beta_0 and from gamma_1 to gamma_0 rotations (DyPE);
-                 attention factor 0.1 ln s + 1
+    The formula of each rope_type is in the module docstring (s = factor).
     """
     dim = check_rotary_dim(dim)
     theta = check_theta(theta)

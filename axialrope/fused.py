@@ -1,7 +1,7 @@
 """RMSNorm then RoPE on queries and keys in one pass: `rms_norm_rotary_qk`.
 
-Every DiT with q/k RMSNorm (ours, Flux, Wan, Qwen-Image, HunyuanVideo, LTX) normalises q and k
-right before rotating them: two passes over each where one does.
+A DiT with q/k RMSNorm (ours, Flux, Wan, Qwen-Image, HunyuanVideo, LTX) normalises q and k right
+before rotating them: two passes over each where one does.
 
     q, k = rms_norm_rotary_qk(q, k, cos, sin, attn.q_norm.weight, attn.k_norm.weight, eps=1e-6)
 
@@ -9,19 +9,13 @@ is, up to float rounding (it rounds once, the pair of ops twice),
 
     q, k = apply_rotary_qk(F.rms_norm(q, (d,), q_weight, eps), F.rms_norm(k, (d,), k_weight, eps), cos, sin)
 
-The kernel is chosen as for `apply_rotary` (`backends.choose`): Triton on CUDA, torch's
-F.rms_norm and the few-ops rotation for tiny inputs (one decoded token), the compiled formula
-for large CPU inputs once compiling pays, the eager ops otherwise, the plain formula inside
-torch.compile or when the tables need gradients. The formulas are in `fused_kernels`.
-
-Gradients: a custom backward for q, k and both weights (x and the per-row 1 / rms are saved);
-tables that require grad take the plain formula, whose autograd covers them too.
+The kernel is chosen as for `apply_rotary` (`backends.choose`), and a call the few-ops kernel takes
+is remembered in the same plan cache. The formulas and the backward are in `kernels.fused_eager`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from numbers import Real
 
 import torch
@@ -30,11 +24,7 @@ from torch.autograd.function import once_differentiable
 
 from .kernels import backends, fused_eager, triton_norm_rope
 from .kernels.eager import compute_dtype, plan_few_ops
-from .rotary import LAYOUTS, check_layout, check_table
-
-# signature of a checked call -> its few-ops plan (the decode fast path, as in `rotary`)
-_FEW_OPS_CALLS: dict[tuple, Callable] = {}
-_MAX_REMEMBERED = 4096
+from .rotary import check_layout, check_table
 
 
 def _check_weight(weight, x: torch.Tensor, name: str, x_name: str, across_heads: bool):
@@ -90,22 +80,6 @@ def _plan_few_ops(xs, weights, cos, eps, layout, across_heads):
     return run
 
 
-def _signature(q, k, cos, sin, q_weight, k_weight, eps, layout, across_heads) -> tuple | None:
-    """What the checks and the few-ops plan depend on (see rotary._signature); None for
-    non-tensors, unhashable arguments and while torch.compile traces."""
-    if (torch.compiler.is_compiling() or type(eps) is not float or layout not in LAYOUTS
-            or type(across_heads) is not bool):
-        return None
-    try:
-        weights = tuple(None if w is None else (w.shape, w.dtype, w.device, w.requires_grad)
-                        for w in (q_weight, k_weight))
-        return (q.shape, k.shape, cos.shape, sin.shape, q.dtype, k.dtype, cos.dtype, sin.dtype, q.device, k.device,
-                cos.device, sin.device, q.requires_grad, k.requires_grad, cos.requires_grad, sin.requires_grad,
-                weights, eps, layout, across_heads, backends.current())
-    except AttributeError:
-        return None
-
-
 def _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rstd):
     """[(y, rstd)] of each x with one fast kernel, no autograd (rstd may be None unless need_rstd)."""
     if backend == "triton":
@@ -133,7 +107,7 @@ def _backward(grads, xs, rstds, weights, cos, sin, layout, across_heads, backend
 
 
 class _NormRotation(torch.autograd.Function):
-    """(q, k, q_weight, k_weight) -> (R norm(q), R norm(k)); see `fused_kernels` for the backward."""
+    """(q, k, q_weight, k_weight) -> (R norm(q), R norm(k)); see `kernels.fused_eager` for the backward."""
 
     @staticmethod
     def forward(ctx, cos, sin, layout, eps, across_heads, backend, q, k, q_weight, k_weight):
@@ -191,8 +165,8 @@ def rms_norm_rotary_qk(
         (q_out, k_out), shaped and typed like q and k: per row, x / sqrt(mean(x^2) + eps) * weight,
         rotated, computed in float32 (float64 stays float64) and rounded once.
     """
-    key = _signature(q, k, cos, sin, q_weight, k_weight, eps, layout, across_heads)
-    plan = _FEW_OPS_CALLS.get(key) if key is not None else None
+    key = backends.norm_rotation_signature(q, k, cos, sin, q_weight, k_weight, eps, layout, across_heads)
+    plan = backends.remembered(key)
     if plan is not None:  # checked and planned before: one lookup, then the ops
         return plan((q, k), (q_weight, k_weight), cos, sin)
     _check(q, k, cos, sin, eps, layout, across_heads)
@@ -202,17 +176,14 @@ def rms_norm_rotary_qk(
     eps = float(eps)
     tracked = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (*xs, *weights))
     kind = "training forward" if tracked else "forward"  # training keeps 1 / rms for the backward
-    backend = backends.choose(xs, cos, sin, layout, fused=True,
+    backend = backends.choose(xs, cos, sin, layout,
                               spec=lambda: fused_eager.compiled_spec(xs, weights, cos, layout, across_heads, kind))
     if backend == "composite":
         return tuple(fused_eager.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
                      for x, w in zip(xs, weights, strict=True))
     if backend == "few_ops":
         plan = _plan_few_ops(xs, weights, cos, eps, layout, across_heads)
-        if key is not None:
-            if len(_FEW_OPS_CALLS) >= _MAX_REMEMBERED:
-                _FEW_OPS_CALLS.clear()
-            _FEW_OPS_CALLS[key] = plan
+        backends.remember(key, plan)
         return plan(xs, weights, cos, sin)
     if tracked:
         return _NormRotation.apply(cos, sin, layout, eps, across_heads, backend, *xs, *weights)

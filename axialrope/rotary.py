@@ -12,37 +12,20 @@ where r = 2 * cos.shape[-1] is the rotary dimension. Channels past r pass throug
     q, k = apply_rotary_qk(q, k, cos, sin)            # both at once, one check of the table
     apply_rotary_(q, cos, sin)                        # in place, no new memory
 
-Which kernel runs is `backends.choose` (Triton on CUDA; a few torch ops for tiny inputs such as
-one decoded token; the inductor-compiled kernel for large CPU inputs once compiling pays; the
-eager kernel otherwise; the plain formula inside torch.compile), with the same results up to
-float rounding. `rotary_backend(...)` overrides the choice.
-
-One decoded token is the fast path: `apply_rotary_qk` checks a (q, k, table) signature once and
-keeps the verdict, so a repeat call does one dictionary lookup and the kernel's few ops.
-
-Gradients: the rotation is orthogonal, so its backward is the rotation by the opposite
-angle. Only cos and sin are saved for backward (no activation), and the in-place form is
-differentiable too.
+Which kernel runs is `backends.choose` (docs/performance.md, "Which kernel runs"), with the same
+results up to float rounding; `rotary_backend(...)` overrides it. A call that the few-ops kernel
+takes (one decoded token) is remembered by its signature, so its repeats skip the checks.
+The backward is the rotation by the opposite angle; only cos and sin are saved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 
 from .kernels import backends, triton_rope
-from .kernels.backends import broadcast as _broadcast  # noqa: F401
+from .kernels.backends import LAYOUTS, broadcast
 from .kernels.backends import rotary_backend as rotary_backend  # public here too
 from .kernels.eager import compiled_spec, plan_few_ops, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
-
-LAYOUTS = ("half", "interleaved")
-
-# (shapes, dtypes, devices, requires_grad, layout, forced backend) of calls that were checked and
-# go to the few-ops kernel, with its plan for them: a repeat call skips the checks, the choice
-# and the planning (the decode fast path)
-_FEW_OPS_CALLS: dict[tuple, Callable] = {}
-_MAX_REMEMBERED = 4096
 
 
 def check_layout(layout) -> str:
@@ -72,7 +55,7 @@ def check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: str
             f"cos/sin are too wide for {name}: they rotate {2 * cos.shape[-1]} channels "
             f"({cos.shape[-1]} pairs) but {name} has only {x.shape[-1]} channels in its last dimension"
         )
-    shape = _broadcast(x.shape[:-1], cos.shape[:-1])
+    shape = broadcast(x.shape[:-1], cos.shape[:-1])
     if shape is None:
         raise ValueError(
             f"cos/sin of shape {tuple(cos.shape)} do not broadcast against {name} of shape {tuple(x.shape)} "
@@ -136,46 +119,21 @@ def _apply(xs, cos, sin, layout: str, inplace: bool, key: tuple | None = None) -
     """Rotates xs (checked already) with the chosen kernel; remembers `key` if that is the few-ops one."""
     if len(xs) > 1 and len({x.requires_grad for x in xs}) > 1:
         return tuple(_apply((x,), cos, sin, layout, inplace)[0] for x in xs)  # one at a time
-    backend = backends.choose(xs, cos, sin, layout, inplace=inplace,
-                              spec=lambda: compiled_spec(xs, cos, layout))
+    backend = backends.choose(xs, cos, sin, layout, inplace=inplace, spec=lambda: compiled_spec(xs, cos, layout))
     if backend == "composite":
         rotated = tuple(rotate_composite(x, cos, sin, layout) for x in xs)
         return tuple(x.copy_(r) for x, r in zip(xs, rotated, strict=True)) if inplace else rotated
     if backend == "few_ops":  # plain differentiable ops: autograd needs nothing more
         plan = plan_few_ops(xs, cos, layout)
-        if key is not None:
-            _remember(key, plan)
+        backends.remember(key, plan)
         return plan(xs, cos, sin)
     if torch.is_grad_enabled() and xs[0].requires_grad:
         return _Rotation.apply(cos, sin, layout, False, inplace, backend, *xs)
     return _rotate(xs, cos, sin, layout, False, inplace, backend)
 
 
-def _signature(x, cos, sin, layout: str, k=None) -> tuple | None:
-    """What the checks and the few-ops plan depend on: shapes, dtypes, devices and requires_grad
-    of x (and k), cos and sin, the layout and the forced backend. None for non-tensors (the checks
-    say which) and while torch.compile traces (caches stay invisible to it). Spelled out, not
-    looped: this is most of the decode fast path's Python time."""
-    if torch.compiler.is_compiling() or layout not in LAYOUTS:
-        return None
-    try:
-        key = (x.shape, cos.shape, sin.shape, x.dtype, cos.dtype, sin.dtype, x.device, cos.device, sin.device,
-               x.requires_grad, cos.requires_grad, sin.requires_grad, layout, backends.current())
-        return key if k is None else key + (k.shape, k.dtype, k.device, k.requires_grad)
-    except AttributeError:
-        return None
-
-
-def _remember(key: tuple, plan: Callable) -> None:
-    """Keeps the few-ops plan of a checked call by its signature (the choice and the plan depend
-    on nothing else), so its repeats skip the checks, the choice and the planning."""
-    if len(_FEW_OPS_CALLS) >= _MAX_REMEMBERED:
-        _FEW_OPS_CALLS.clear()
-    _FEW_OPS_CALLS[key] = plan
-
-
 def _check_inplace(x: torch.Tensor, cos: torch.Tensor, name: str) -> None:
-    if _broadcast(x.shape[:-1], cos.shape[:-1]) != x.shape[:-1]:
+    if broadcast(x.shape[:-1], cos.shape[:-1]) != x.shape[:-1]:
         raise ValueError(
             f"in place, cos/sin of shape {tuple(cos.shape)} must broadcast to {name} of shape "
             f"{tuple(x.shape)} without enlarging it"
@@ -197,8 +155,8 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
         A tensor shaped and typed like x. Pair (a, b) becomes
         (a cos - b sin, b cos + a sin); the math runs in float32 (float64 stays float64).
     """
-    key = _signature(x, cos, sin, layout)
-    plan = _FEW_OPS_CALLS.get(key) if key is not None else None
+    key = backends.rotation_signature(x, cos, sin, layout)
+    plan = backends.remembered(key)
     if plan is not None:
         return plan((x,), cos, sin)[0]
     check_table(x, cos, sin)
@@ -240,8 +198,8 @@ def apply_rotary_qk(
     Returns:
         (q_rotated, k_rotated), shaped and typed like q and k.
     """
-    key = None if inplace else _signature(q, cos, sin, layout, k)
-    plan = _FEW_OPS_CALLS.get(key) if key is not None else None
+    key = None if inplace else backends.rotation_signature(q, cos, sin, layout, k)
+    plan = backends.remembered(key)
     if plan is not None:  # the decode fast path: checked and planned before, one lookup now
         return plan((q, k), cos, sin)
     check_table(q, cos, sin, "q")

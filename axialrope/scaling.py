@@ -58,33 +58,28 @@ _REQUIRED_KEYS = {
 
 @dataclass(frozen=True)
 class RopeScaling:
-    """How to stretch RoPE beyond the context length it was trained at.
+    """How to stretch RoPE beyond the context length it was trained at (formulas: `axialrope.frequencies`).
 
     Attributes:
-        rope_type: "default" (no scaling), "linear" (position interpolation),
-            "ntk" (static NTK-aware: base times factor^(d/(d-2))), "dynamic" (NTK
-            recomputed from the current length), "yarn", "llama3", "riflex"
-            (video length: lowers the one frequency whose period is closest to L_train), or
-            "dype_yarn" (DyPE's three-band YaRN: PI, NTK, unscaled, bands scaled by kappa).
+        rope_type: "default" (no scaling), "linear" (position interpolation), "ntk" (static
+            NTK-aware base), "dynamic" (NTK from the current length), "yarn", "llama3",
+            "riflex" (video length) or "dype_yarn" (DyPE's three-band YaRN).
         factor: s = L_eval / L_train, at least 1; every rope type but "default" needs it (as
             in transformers, a missing factor is an error, not "no scaling").
-        original_max_position_embeddings: L_train, the trained context length
-            (required by dynamic, yarn, llama3, riflex and dype_yarn), in the units of the
-            positions: a token count for text and for grids of token indices, a real number
-            where positions are not indices (LTX-Video spaces its tokens by a constant).
+        original_max_position_embeddings: L_train, the trained context length (required by
+            dynamic, yarn, llama3, riflex and dype_yarn), in the units of the positions: a token
+            count, or a real number where positions are not indices (LTX-Video).
         beta_fast, beta_slow: YaRN's ramp bounds, in rotations within L_train.
         mscale, mscale_all_dim: DeepSeek-style YaRN temperature, each >= 0 (both set: the
             attention factor is get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)).
         attention_factor: explicit YaRN attention factor (> 0), overrides the above.
         truncate: round YaRN's correction range outwards to whole pairs.
         low_freq_factor, high_freq_factor: Llama-3's wavelength band edges.
-        riflex_index: RIFLEx's intrinsic pair, 0-based (RIFLEx's own code counts from 1).
-            None: this project's rule, the pair whose period 2 pi / theta_k is closest to
-            L_train, lowered to min(theta_k, 0.9 * 2 pi / L_eval). Given: RIFLEx's rule,
-            theta_k = 0.9 * 2 pi / L_eval, only when L_eval exceeds N_k = round(2 pi / theta_k).
+        riflex_index: RIFLEx's intrinsic pair, 0-based (RIFLEx's code counts from 1), or None
+            for this project's rule (the pair whose period is closest to L_train).
         kappa: DyPE's kappa(t) for dype_yarn (1 at pure noise with the default schedule).
-        beta_0, beta_1: dype_yarn's PI-to-NTK ramp, in rotations within L_train (times kappa).
-        gamma_0, gamma_1: dype_yarn's NTK-to-unscaled ramp, in rotations within L_train (times kappa).
+        beta_0, beta_1, gamma_0, gamma_1: dype_yarn's PI-to-NTK and NTK-to-unscaled ramps, in
+            rotations within L_train (times kappa).
     """
 
     rope_type: str = "default"

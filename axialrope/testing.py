@@ -1,27 +1,20 @@
 """Property checks for any rotary position embedding: does it factorize like axial RoPE?
 
-The subject is a function `rotate(x, coords) -> rotated x` with x (batch, heads, seq, dim)
-and coords (seq, n_axes) float64, described by a `RotaryUnderTest`. Each check compares
-the function with itself (and, where the per-axis layout is known, with 1D RoPE from the
-core), so it works on a DiT's own RoPE or a library's without knowing its internals:
+The subject is a function `rotate(x, coords) -> rotated x` with x (batch, heads, seq, dim) and
+coords (seq, n_axes) float64, described by a `RotaryUnderTest`. Each check compares the function
+with itself (and, where the per-axis layout is known, with the core's 1D RoPE), so it works on any
+DiT's or library's RoPE without knowing its internals:
 
     relative     shifting every token along one axis leaves every q.k logit unchanged
-    separable    logits are sums of per-axis terms: mixed differences across two axes
-                 vanish, so exp(logit) is a product of per-axis kernels
+    separable    mixed differences of logits across two axes vanish (per-axis kernels)
     orthogonal   inner products (hence norms) of vectors at one position are preserved
-    reduction    each axis moves only its own channels, as a one-parameter rotation
-                 group R(c + s e_a) = R(s e_a) R(c); with the layout known, each axis
-                 equals 1D RoPE (`apply_rotary` + `RotaryEmbedding`) on its channels
-    batch        a sequence's result does not depend on the rest of the batch, on the
-                 batch order, or on which of its tokens are rotated together
-    precision    logits of token pairs at a large coordinate, in float32 or bfloat16,
-                 against a float64 evaluation of the same pairs near the origin (equal
-                 for an exact relative RoPE, so the difference is the precision lost)
+    reduction    each axis moves only its own channels, as a one-parameter rotation group;
+                 with the layout known, each axis equals 1D RoPE on its channels
+    batch        a sequence's result depends on nothing else of the batch
+    precision    logits at a large coordinate in float32 or bfloat16 against float64 near 0
 
-Errors are relative: logit errors divided by |q||k|, vector errors by |x|. A check that
-cannot apply (separability with one axis; a dtype the function rejects) is "n/a".
-
-    from axialrope.testing import RotaryUnderTest, assert_rope_properties, run_checks
+Errors are relative (logit errors over |q||k|, vector errors over |x|); a check that cannot
+apply is "n/a". docs/checks.md describes each check in full.
 
     assert_rope_properties(my_rotate, n_axes=3, dim=64)     # in a pytest test
     for result in run_checks(RotaryUnderTest(my_rotate, 3, 64)):
@@ -169,7 +162,7 @@ def axis_channels(axes_dims: Sequence[int], layout: str) -> list[torch.Tensor]:
     """Per axis, the indices of the channels it rotates, in that axis's own 1D layout order.
 
     interleaved: each axis is one contiguous block. half: pair j is channels (j, j + r/2),
-    so each axis's section of pairs appears once in each half (DESIGN.md section 3).
+    so each axis's section of pairs appears once in each half (the layouts of `axialrope.rotary`).
     """
     check_layout(layout)
     half_width = sum(axes_dims) // 2

@@ -230,7 +230,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: short training, few samples, 2x and 4x")
     # One thread by default: the model is 64 channels wide, too small for intra-op threads to pay
-    # off, and on a shared 2-core machine a second spinning thread made each step 4-10x slower.
+    # off, and on a shared 2-core machine a second spinning thread slowed every step.
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=None,

@@ -2,29 +2,14 @@
 
     python benchmarks/diffusers_tables.py --threads 1 --repeats 51 --markdown docs/diffusers.md
 
-A diffusers transformer asks its rope module for the table at every forward (every step, and
-twice per step under classifier-free guidance unless the batch is doubled). FLUX.1's
-`FluxPosEmbed` recomputes cos and sin of every (token, pair) in float64 at each call; Wan's
-`WanRotaryPosEmbed` slices, expands and concatenates its precomputed rows into a fresh
-(1, seq, 1, 128) pair of tables. The replacement from `apply_extrapolation` builds a table once
-per (grid, plan, device) and returns the same tensors afterwards; a timestep-dependent method
-(dype-*) has a new plan at every step, so it builds once per step.
-
-Cases, with the models' own rope settings:
-    Flux   FluxPosEmbed(theta 10000, axes (16, 56, 56)), 512 text ids + the image ids of 1024^2,
-           2048^2, 4096^2 px (64^2, 128^2, 256^2 tokens); trained grid 64 x 64
-    Wan    WanRotaryPosEmbed(head_dim 128, patch (1, 2, 2), max_seq_len 1024) at 480 x 832 px
-           (30 x 52 tokens), 81 and 161 frames (21 and 41 latent frames); trained (21, 30, 52)
-
-Columns, median milliseconds per call after warm-up (each repeat runs every variant once, in a
-rotating order, so load from other processes hits them alike):
-    own              the family's module, as diffusers calls it every step
-    cached           the replacement with a static method (yarn; riflex for Wan), a cache hit:
-                     what every step after the first costs
-    build            the replacement building the table (the first step of a static method,
-                     every step of dype-yarn)
-At the trained size (Flux 1024^2, Wan 81 frames) the replacement calls the family's own module,
-so "cached" there is "own" plus the check that the grid is within the trained one.
+A diffusers transformer asks its rope module for the table at every forward; the replacement from
+`apply_extrapolation` builds a table once per (grid, plan, device) and returns the same tensors
+afterwards (a dype-* method has a new plan, so a new table, at every step). Cases, with the
+models' own rope settings: Flux's `FluxPosEmbed` at 1024^2, 2048^2 and 4096^2 px (512 text ids,
+trained grid 64 x 64), Wan's `WanRotaryPosEmbed` at 480 x 832 px, 81 and 161 frames (trained
+(21, 30, 52)). Columns, median milliseconds per call after warm-up, variants in a rotating order:
+`own` (the family's module), `cached` (the replacement, a static method's cache hit) and `build`
+(the replacement building the table). docs/diffusers.md ("Per-step table cost") reads the table.
 """
 
 from __future__ import annotations

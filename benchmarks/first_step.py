@@ -10,7 +10,7 @@ transformer call, so the first step carries whatever the first call costs (compi
 rotation kernel, warming caches) and the later steps show the steady state. `--cold` gives
 every run its own empty TORCHINDUCTOR_CACHE_DIR, as on a machine that never compiled the
 kernel; without it runs share the user's cache, as a second `axialrope sample` would.
-`--compile-at-once` sets `axialrope.compiling.COMPILE_AFTER_NUMEL = 0`, so the first large call
+`--compile-at-once` sets `axialrope.kernels.compiling.COMPILE_AFTER_NUMEL = 0`, so the first large call
 compiles its kernel, as axialrope did before it kept a compile budget. The samples are written to
 --out, so the figures come with the picture they made.
 """
@@ -29,30 +29,23 @@ CHILD = r"""
 import json, sys, time
 import torch
 torch.set_num_threads({threads})
-import axialrope.compiling
+from axialrope.kernels import compiling
 if {compile_at_once}:
-    axialrope.compiling.COMPILE_AFTER_NUMEL = 0
+    compiling.COMPILE_AFTER_NUMEL = 0
+from axialrope.models import DiT
 from axialrope.pipelines.cli.sample import add_arguments, run
 import argparse
-from axialrope.pipelines.sampling import pipeline as pipeline_module
 
 times, started = [], time.perf_counter()
-original_sample = pipeline_module.sample
+forward = DiT.forward
 
-def timed_sample(model, *args, **kwargs):
-    forward = model.forward
-    def timed_forward(*a, **k):
-        start = time.perf_counter()
-        out = forward(*a, **k)
-        times.append(time.perf_counter() - start)
-        return out
-    model.forward = timed_forward
-    try:
-        return original_sample(model, *args, **kwargs)
-    finally:
-        del model.forward
+def timed_forward(self, *args, **kwargs):  # every transformer call of the sampling loop
+    start = time.perf_counter()
+    out = forward(self, *args, **kwargs)
+    times.append(time.perf_counter() - start)
+    return out
 
-pipeline_module.sample = timed_sample
+DiT.forward = timed_forward
 parser = argparse.ArgumentParser()
 add_arguments(parser)
 code = run(parser.parse_args({argv!r}))

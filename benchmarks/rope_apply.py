@@ -7,50 +7,11 @@ memory-copy floor, same tensors.
     python benchmarks/rope_apply.py --quick                        # image D=64 and decode, few repeats
     python benchmarks/rope_apply.py --parts fused --cases image-d64 video-d64
 
-Parts: `apply` (the rotation), `fused` (RMSNorm then rotation, see benchmarks/rope_fused.py for
-its implementations), `tables` (building the table).
-
-Cases (float32 and bfloat16, forward and forward + backward):
-    image   B=2, H=16, N=4096 (a 64x64 grid), D=64 and D=128
-    video   B=1, H=16, N=16384 (16x32x32), D=64
-    (b,s,h,d)  the same q and k as (batch, heads, seq, dim) views of (batch, seq, heads, dim)
-            memory, the layout a q/k projection gives (Flux, Wan; the others are contiguous)
-    decode  one new token at position 100000, 32 query heads, 8 key/value heads, D=128
-
-Implementations of the rotation, each fed the table in its own format (built once, outside the timing):
-    axialrope            apply_rotary_qk, half layout, the default kernel choice in its steady state
-    axialrope eager      the same with the eager kernel forced (what a short CPU job runs)
-    axialrope interl.    the same, interleaved layout
-    axialrope in place   apply_rotary_qk(..., inplace=True), half layout (forward only)
-    transformers         llama's apply_rotary_pos_emb (half layout, full-width tables in q's
-                         dtype, as LlamaRotaryEmbedding returns them)
-    diffusers -2 / -1    apply_rotary_emb, use_real_unbind_dim=-2 (half) and -1 (interleaved)
-    rotary-emb-torch     rotary_embedding_torch.apply_rotary_emb on q and k (interleaved; it
-                         takes angles and computes cos and sin on every call)
-    plain                (x * cos + rotate_half(x) * sin) with full-width float32 tables
-    floor                q.clone() and k.clone(): what any out-of-place rotation must at least
-                         read and write; with backward also a clone of both output gradients
-    one multiply         2 * q and 2 * k in torch: the cheapest op that computes and rounds each
-                         element, i.e. what torch's own kernels need beyond the copy on this machine
-
-Every output is first checked against axialrope's of the same layout. Each repeat runs
-every implementation once, in a rotating order, so load from other processes hits all of
-them alike; reported is the median over repeats after warm-up (and the ratios of medians).
-
-The floor depends on the allocator: glibc gives every tensor of 32 MiB or more fresh pages, so
-each new output (the floor's, and every out-of-place implementation's) pays first-touch page
-faults, which cost several times the copy and vary with the machine's load. With
-MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ raised, freed memory is reused (as jemalloc or
-tcmalloc do) and the floor is a plain memory copy; the header says which was measured.
-
-axialrope's CPU kernels compile only once their eager work pays for it (axialrope.kernels.compiling):
-the first call of a fresh process runs eager and is timed on its own ("first call"); then the
-benchmark compiles at once (`compiling.warm_up()`, the state a long job reaches by itself) and
-times that call too ("compile"), so the table shows the steady state of a long job.
-
-The tables part times the axial table of a 16x64x64 grid: `AxialRotaryEmbedding.for_grid`
-builds it once and returns it from its cache afterwards, while diffusers'
-`get_3d_rotary_pos_embed` and `FluxPosEmbed` compute it again on every call.
+Parts: `apply` (the rotation), `fused` (RMSNorm then rotation, implementations in
+benchmarks/rope_fused.py), `tables` (building the table). Cases: `CASES` below. Every output is
+first checked against axialrope's of the same layout; each repeat runs every implementation once
+in a rotating order; reported is the median over repeats after warm-up. The cases, the peers, the
+floor and the allocator are described in docs/performance.md ("The benchmark").
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ functions and classes included, relative imports resolved. `axialrope/`, `models
 packages `axialrope`, `axialrope.models` and `axialrope.pipelines`; `benchmarks/` are scripts that import
 one another by bare name (their folder is on sys.path when one runs), so `benchmarks.X` stands for `X` there.
 An edge goes to the most specific project module an import names: `from package import name` to
-`package.name` if that is a module, else to the package's `__init__`.
+`package.name` if that is a module, else to the package's `__init__`. A module that imports lazily
+(`importlib.import_module`, as `axialrope.pipelines` and its CLI do for their tables of names) also
+gets an edge to every project module that one of its strings names, relative to its package.
 """
 
 from __future__ import annotations
@@ -33,15 +35,17 @@ def module_files() -> dict[str, Path]:
     return modules
 
 
-def imported_names(name: str, path: Path, scripts: set[str]) -> list[str]:
+def imported_names(name: str, path: Path, scripts: set[str], modules: frozenset[str] = frozenset()) -> list[str]:
     """The dotted names module `name` (file `path`) imports: `import a.b` gives "a.b", `from a import b`
     "a.b" (b may be a module or a name defined in a), relative imports made absolute against `name`'s
-    package; a benchmark script's bare import of one of `scripts` (names "benchmarks.X") gets the prefix."""
+    package; a benchmark script's bare import of one of `scripts` (names "benchmarks.X") gets the prefix;
+    a lazy importer's strings that name one of `modules` relative to its package."""
     is_package = path.name == "__init__.py"
     package = name if is_package else name.rpartition(".")[0]
     script = name.startswith(f"{SCRIPTS}.")
     names = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -52,6 +56,11 @@ def imported_names(name: str, path: Path, scripts: set[str]) -> list[str]:
             else:
                 source = node.module
             names += [f"{source}.{alias.name}" for alias in node.names]
+    if "import_module" in {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}:
+        # "__main__" is the `if __name__ == "__main__"` test, not an import
+        strings = {node.value for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value != "__main__"}
+        names += [module for module in (f"{package}.{text.lstrip('.')}" for text in strings) if module in modules]
     if script:  # a script's bare `import reporting` is the sibling script benchmarks/reporting.py
         names = [f"{SCRIPTS}.{n}" if f"{SCRIPTS}.{n.split('.')[0]}" in scripts else n for n in names]
     return names
@@ -64,7 +73,7 @@ def import_graph() -> dict[str, set[str]]:
     graph = {}
     for name, path in files.items():
         targets = set()
-        for imported in imported_names(name, path, scripts):
+        for imported in imported_names(name, path, scripts, frozenset(files)):
             # the most specific project module the dotted name reaches ("a.b.c" -> "a.b.c", else "a.b", ...)
             parts = imported.split(".")
             for end in range(len(parts), 0, -1):
@@ -142,6 +151,9 @@ def test_the_graph_reads_every_kind_of_import():
     assert "axialrope.pipelines.sampling.schedulers" in graph["axialrope.pipelines.sampling.pipeline"]
     assert "benchmarks.reporting" in graph["benchmarks.extrapolation"]
     assert "axialrope.extrapolation" in graph["axialrope"]
+    # lazy imports through tables of names
+    assert "axialrope.pipelines.sampling.runs" in graph["axialrope.pipelines"]
+    assert "axialrope.pipelines.cli.sample" in graph["axialrope.pipelines.cli"]
 
 
 def test_a_circle_is_found_and_named():

@@ -1,17 +1,11 @@
-"""Which kernel runs a rotation, or a fused RMSNorm + rotation: the one choice that `apply_rotary`
-and `rms_norm_rotary_qk` share, and `rotary_backend` to override it.
+"""Which kernel runs a rotation, or a fused RMSNorm + rotation, and the plan cache of the decode fast path.
 
-    inside torch.compile, or tables      "composite": the plain formula (inductor fuses it into
-    that need gradients                  the caller's graph; autograd covers cos and sin)
-    CUDA, Triton installed               "triton": one pass
-    at most FEW_OPS_MAX_NUMEL elements   "few_ops": a few torch ops per tensor (one decoded token:
-    in all, not in place                 dispatch, not arithmetic, is the cost)
-    CPU, half layout, at least           "compiled": the inductor-compiled formula, one pass;
-    COMPILE_MIN_NUMEL elements, once     compiled once per spec, then reused for every size
-    compiling pays (`compiling`)
-    otherwise                            "eager": torch ops into preallocated outputs; always
-                                         for interleaved pairs (a complex multiply), whose stride-2
-                                         members inductor's CPU code cannot vectorize
+`choose` is the one choice that `apply_rotary*` and `rms_norm_rotary_qk` share; its rows, with why
+each kernel wins there, are the table "Which kernel runs" of docs/performance.md, and each branch
+below names its row. `rotary_backend` overrides it.
+
+The few-ops kernel's plans are kept by the signature of a checked call (`rotation_signature`,
+`norm_rotation_signature`): a repeat call is one lookup (`remembered`) and the plan's ops.
 """
 
 from __future__ import annotations
@@ -24,6 +18,7 @@ import torch
 from . import compiling, triton_rope
 
 BACKENDS = ("auto", "eager", "compiled", "triton", "composite", "few_ops")
+LAYOUTS = ("half", "interleaved")  # which channels pair up (see `axialrope.rotary`)
 
 # Below this many elements per tensor the eager kernel's few passes beat the compiled kernel's
 # call overhead on CPU; above it the single fused pass wins (benchmarks/rope_apply.py).
@@ -63,7 +58,7 @@ def rotary_backend(name: str):
 
 
 def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """torch.broadcast_shapes(a, b), or None where they do not broadcast (and ~50x faster)."""
+    """torch.broadcast_shapes(a, b) of two shape tuples, or None where they do not broadcast."""
     if len(a) < len(b):
         a, b = b, a
     b = (1,) * (len(a) - len(b)) + tuple(b)
@@ -76,46 +71,103 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
 
 
 def choose(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, *, inplace: bool = False,
-           fused: bool = False, spec: Callable[[], tuple] | None = None) -> str:
-    """The kernel for all of xs (tensors sharing one table); "composite" where the fast ones do not apply.
+           spec: Callable[[], tuple] | None = None) -> str:
+    """The kernel for all of xs (tensors sharing one table), by the rows of docs/performance.md's
+    "Which kernel runs", first match wins.
 
-    fused: a norm + rotation (its eager kernel is never a single pass).
     spec: the compiled kernel's spec for xs, asked only where compiling is considered, so that
     `compiling.pays_off` can keep its budget.
     """
     if torch.compiler.is_compiling():
-        return "composite"  # inductor fuses the formula into the caller's graph
+        return "composite"  # row "traced"
     if not (cos.is_floating_point() and sin.is_floating_point()) or cos.dtype != sin.dtype:
-        return "composite"
+        return "composite"  # row "unusual table"
     if torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad):
-        return "composite"  # the custom backwards give gradients for x (and norm weights) only
+        return "composite"  # row "table gradients"
     x = xs[0]
     for other in xs:
         if not other.is_floating_point() or other.device != cos.device or sin.device != cos.device:
-            return "composite"
+            return "composite"  # row "unusual table"
         if broadcast(other.shape[:-1], cos.shape[:-1]) != other.shape[:-1]:
-            return "composite"  # a table wider than x broadcasts x up: keep the formula's result
+            return "composite"  # row "unusual table": it would enlarge x
     triton_ok = x.is_cuda and triton_rope.available() and all(triton_rope.supports(other) for other in xs)
-    if _backend == "triton":
-        if not triton_ok:
+    if _backend != "auto":  # row "forced"
+        if _backend == "triton" and not triton_ok:
             raise RuntimeError("rotary_backend('triton') needs CUDA tensors and an installed Triton")
-        return "triton"
-    if _backend == "few_ops":
-        return "eager" if inplace else "few_ops"
-    if _backend != "auto":
-        return _backend
+        return "eager" if _backend == "few_ops" and inplace else _backend
     if triton_ok:
-        return "triton"
+        return "triton"  # row "CUDA"
     numel = sum(other.numel() for other in xs)
     if not inplace and numel <= FEW_OPS_MAX_NUMEL:
-        return "few_ops"
-    # interleaved pairs sit at stride 2, which inductor's CPU code reads one element at a time;
-    # the eager kernel's complex multiply (one pass for float32) beats it in every dtype
+        return "few_ops"  # row "tiny"
     big = x.device.type == "cpu" and x.numel() >= COMPILE_MIN_NUMEL
     if big and layout == "half" and compiling.compile_available() and spec is not None:
         if compiling.pays_off(spec(), numel):
-            return "compiled"
-    return "eager"
+            return "compiled"  # row "large CPU"
+    return "eager"  # row "otherwise"
 
 
-__all__ = ["BACKENDS", "COMPILE_MIN_NUMEL", "FEW_OPS_MAX_NUMEL", "broadcast", "choose", "current", "rotary_backend"]
+# -- the plan cache of the decode fast path ---------------------------------------------------
+
+_PLANS: dict[tuple, Callable] = {}  # signature of a checked call -> its few-ops plan
+MAX_REMEMBERED = 4096  # signatures kept before the cache starts over
+
+remembered = _PLANS.get  # signature (or None) -> the plan kept for it, or None; a bound method: no call of ours
+
+
+def remember(key: tuple | None, plan: Callable) -> None:
+    """Keeps the few-ops plan of a checked call by its signature (None: nothing is kept)."""
+    if key is None:
+        return
+    if len(_PLANS) >= MAX_REMEMBERED:
+        _PLANS.clear()
+    _PLANS[key] = plan
+
+
+def rotation_signature(x, cos, sin, layout: str, k=None) -> tuple | None:
+    """What the checks, the choice and the few-ops plan of `apply_rotary(x, ...)` (with k:
+    `apply_rotary_qk(x, k, ...)`) depend on: shapes, dtypes, devices and requires_grad of the
+    tensors, the layout and the forced backend. None for non-tensors (the checks say which) and
+    while torch.compile traces (the cache stays invisible to it). Spelled out, not looped: this
+    is most of the fast path's Python time."""
+    if torch.compiler.is_compiling() or layout not in LAYOUTS:
+        return None
+    try:
+        key = ("rotate", x.shape, cos.shape, sin.shape, x.dtype, cos.dtype, sin.dtype, x.device, cos.device,
+               sin.device, x.requires_grad, cos.requires_grad, sin.requires_grad, layout, _backend)
+        return key if k is None else key + (k.shape, k.dtype, k.device, k.requires_grad)
+    except AttributeError:
+        return None
+
+
+def norm_rotation_signature(q, k, cos, sin, q_weight, k_weight, eps, layout: str, across_heads) -> tuple | None:
+    """`rotation_signature` of `rms_norm_rotary_qk`: also the weights, eps and across_heads; None
+    also for an eps that is not a float and an across_heads that is not a bool."""
+    if (torch.compiler.is_compiling() or type(eps) is not float or layout not in LAYOUTS
+            or type(across_heads) is not bool):
+        return None
+    try:
+        weights = tuple(None if w is None else (w.shape, w.dtype, w.device, w.requires_grad)
+                        for w in (q_weight, k_weight))
+        return ("norm_rotate", q.shape, k.shape, cos.shape, sin.shape, q.dtype, k.dtype, cos.dtype, sin.dtype,
+                q.device, k.device, cos.device, sin.device, q.requires_grad, k.requires_grad, cos.requires_grad,
+                sin.requires_grad, weights, eps, layout, across_heads, _backend)
+    except AttributeError:
+        return None
+
+
+__all__ = [
+    "BACKENDS",
+    "COMPILE_MIN_NUMEL",
+    "FEW_OPS_MAX_NUMEL",
+    "LAYOUTS",
+    "MAX_REMEMBERED",
+    "broadcast",
+    "choose",
+    "current",
+    "norm_rotation_signature",
+    "remember",
+    "remembered",
+    "rotary_backend",
+    "rotation_signature",
+]

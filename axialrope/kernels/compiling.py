@@ -1,25 +1,22 @@
 """Inductor-compiled kernels for the CPU: one compiled function per spec, compiled only where it pays.
 
 A spec is what dynamo guards on besides sizes (which formula, layout, dtypes, ranks, ...). Each
-spec gets its own compiled function with dynamic shapes, so one compile serves every size.
+spec gets its own `torch.compile` of the formula, with dynamic shapes (one compile serves every
+size) and its own recompile count (`isolate_recompiles`), so no number of specs reaches dynamo's
+recompile limit.
 
-Compiling costs seconds (importing inductor, tracing, a C++ build; less when inductor's on-disk
-cache already holds the kernel), so `auto` does not compile on first sight. It counts the elements
-the eager kernels process for each spec in this process and compiles once that count reaches
-`COMPILE_AFTER_NUMEL`, which is about the work whose extra eager time matches a compile. That is
-the ski-rental rule: a short job (a 20-step sample) never compiles and never stalls, a long one
-(training) compiles once it has lost about as much to the eager kernel as the compile costs, and
-neither spends more than twice the better choice in hindsight. `warm_up()` compiles at once, for
-callers that know their job is long (and for benchmarks of the steady state).
+Compiling costs seconds, so `auto` does not compile on first sight: it counts the elements the
+eager kernels process for each spec and compiles once that count reaches `COMPILE_AFTER_NUMEL`,
+about the work whose extra eager time matches a compile (the ski-rental rule: a short job never
+compiles, a long one spends at most about twice the better choice in hindsight; docs/performance.md).
+`warm_up()` compiles at once, for callers that know their job is long.
 
-    fn = compiled(spec, formula)     # the compiled function of spec (compiled on first request)
-    out = run(spec, formula, *args)  # fn(*args) without grad, or None if compiling failed
+    out = run(spec, formula, *args)  # formula(*args) compiled for spec, without grad; None if compiling failed
 """
 
 from __future__ import annotations
 
 import contextlib
-import types
 import warnings
 from collections.abc import Callable
 
@@ -30,6 +27,9 @@ import torch
 # inductor's on-disk cache warm, on the CPU of docs/performance.md (benchmarks/rope_apply.py
 # times both kernels and the compiling call).
 COMPILE_AFTER_NUMEL = 1 << 31
+
+# What torch.compile hands the traced graph to; tests set a cheaper one ("eager": dynamo only)
+BACKEND = "inductor"
 
 _COMPILED: dict[tuple, Callable | None] = {}  # spec -> compiled function, None where compiling failed
 _eager_work: dict[tuple, int] = {}  # spec -> elements processed eagerly so far
@@ -72,13 +72,17 @@ def warm_up():
         _warm = previous
 
 
-def _compile(spec: tuple, formula: Callable) -> Callable:
-    # a code object of its own per spec: dynamo keeps one cache, and one recompile limit (8),
-    # per code object, and the specs of one process could otherwise exhaust it
-    name = f"{formula.__name__}_{len(_COMPILED)}"
-    code = formula.__code__.replace(co_name=name, co_qualname=name)
-    fn = types.FunctionType(code, formula.__globals__, name, formula.__defaults__, formula.__closure__)
-    return torch.compile(fn, dynamic=True, fullgraph=True)
+def compiled(spec: tuple) -> Callable | None:
+    """The compiled function `run` keeps for spec; None before its first run and after a failure."""
+    return _COMPILED.get(spec)
+
+
+def reset() -> None:
+    """Forgets every compiled function, all eager work counted and any earlier failure (as a fresh process)."""
+    global _compile_works
+    _COMPILED.clear()
+    _eager_work.clear()
+    _compile_works = True
 
 
 def run(spec: tuple, formula: Callable, *args):
@@ -90,7 +94,10 @@ def run(spec: tuple, formula: Callable, *args):
     """
     global _compile_works
     if spec not in _COMPILED:
-        _COMPILED[spec] = _compile(spec, formula)
+        # its own recompile count: dynamo keeps one per code object otherwise, and the specs of
+        # one formula would share its limit (8) and fall back to eager past it
+        _COMPILED[spec] = torch.compile(formula, dynamic=True, fullgraph=True, backend=BACKEND,
+                                        isolate_recompiles=True)
     fn = _COMPILED[spec]
     if fn is None:
         return None
@@ -109,4 +116,4 @@ def run(spec: tuple, formula: Callable, *args):
         return None
 
 
-__all__ = ["COMPILE_AFTER_NUMEL", "compile_available", "pays_off", "run", "warm_up"]
+__all__ = ["BACKEND", "COMPILE_AFTER_NUMEL", "compile_available", "compiled", "pays_off", "reset", "run", "warm_up"]

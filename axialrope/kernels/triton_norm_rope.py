@@ -3,7 +3,7 @@ one read of dy and x and one write of dx backward.
 
 Selected by `rms_norm_rotary_qk` where `apply_rotary` would pick its own Triton kernel (CUDA
 tensors, Triton installed); this module imports without Triton. The formulas are those of
-`fused_kernels` (its docstring has them); the pair indexing and the rotation are
+`fused_eager` (its docstring has them); the pair indexing and the rotation are
 `triton_rope`'s helpers, shared with the plain rotation kernel.
 
 Each program takes a block of rows; a row is what one RMSNorm spans, one head (heads = 1) or,
@@ -214,7 +214,7 @@ def _blocks(x: torch.Tensor, pairs: int, across_heads: bool, budget: int) -> dic
 
 
 def norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool = False, need_rstd: bool = True):
-    """(y, rstd) as `fused_kernels.norm_rotate_composite` gives them; rstd None unless need_rstd.
+    """(y, rstd) as `fused_eager.norm_rotate_composite` gives them; rstd None unless need_rstd.
 
     x (..., head_dim), or (..., heads, head_dim) across heads; cos, sin (..., pairs) broadcast
     against x without its last dim; weight None or one value per channel of a row.
@@ -250,7 +250,7 @@ def norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool
 
 
 def norm_rotate_backward(grad, x, rstd, cos, sin, weight, layout: str, across_heads: bool = False):
-    """(dx, dw) as `fused_kernels.norm_rotate_backward_composite` gives them (dw None without weight)."""
+    """(dx, dw) as `fused_eager.norm_rotate_backward_composite` gives them (dw None without weight)."""
     if triton is None:
         raise RuntimeError("triton is not installed")
     pairs, dim = cos.shape[-1], x.shape[-1]

@@ -6,8 +6,8 @@ measurement. The interval is the percentile bootstrap of the mean over those rep
 
 Why over seeds and not over images: resampling the images of one set with replacement
 duplicates images, and a distance between two sets of duplicated points grows with the
-duplicates; measured on the SWD of 48 images, the bootstrap interval lay wholly above the
-value it was meant to bracket. Seeds have no such bias. With few seeds the interval is
+duplicates, so such an interval sits above the value it should bracket (docs/extrapolation.md,
+"How it is measured"). Seeds have no such bias. With few seeds the interval is
 close to the range of the seed values (with 3 seeds, the smallest and largest mean of a
 resample are the smallest and largest value), so "clears" then means that every seed of
 one method beat every seed of the other.

@@ -1,4 +1,4 @@
-"""Axial RoPE factorises over its axes (DESIGN.md section 3), for 1, 2 and 3 axes and both layouts.
+"""Axial RoPE factorises over its axes (each axis a 1D RoPE on its own pairs), for 1, 2 and 3 axes and both layouts.
 
 Every case draws a random configuration: per-axis dimensions, per-axis thetas, a few
 pass-through channels, and fractional coordinates. Rotations run in float64 on float32

@@ -1,4 +1,4 @@
-"""rope_frequencies: the formulas of DESIGN.md section 3, and transformers' numbers."""
+"""rope_frequencies: the formulas of `axialrope.frequencies`' docstring, and transformers' numbers."""
 
 import math
 

@@ -13,8 +13,7 @@ import torch.nn.functional as F
 
 import axialrope.kernels.backends as backends
 from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend
-from axialrope.kernels import fused_eager as fused_kernels
-from axialrope.kernels import triton_rope
+from axialrope.kernels import fused_eager, triton_rope
 
 BACKENDS = ["eager", "composite", "few_ops", "auto"]  # "compiled" costs a compile per spec: fewer cases below
 
@@ -231,7 +230,7 @@ def test_a_repeated_decode_call_skips_the_checks_and_keeps_gradients(case, monke
     for _ in range(2):
         out = rms_norm_rotary_qk(*leaves[:2], cos, sin, *leaves[2:], 1e-6, across_heads=across)
         results.append((out, torch.autograd.grad(sum(o.square().sum() for o in out), leaves)))
-        monkeypatch.setattr(fused, "_check", None)  # the second call must not check again
+        monkeypatch.setattr(fused, "check_table", None)  # the second call must not check again
     expected = unfused(*leaves[:2], cos, sin, *leaves[2:], 1e-6, "half", across)
     expected_grads = torch.autograd.grad(sum(o.square().sum() for o in expected), leaves)
     for out, grads in results:
@@ -252,7 +251,7 @@ TRITON_CHECK = """
 import sys, torch
 sys.path.insert(0, {tests!r})
 from test_fused import CASES, make
-from axialrope.kernels import fused_eager as fused_kernels, triton_norm_rope
+from axialrope.kernels import fused_eager, triton_norm_rope
 
 for case in CASES:
     for layout in ("half", "interleaved"):
@@ -262,13 +261,13 @@ for case in CASES:
                 for x, w in ((q, qw), (k, kw)):
                     w = None if w is None else w.reshape(x.shape[-2:] if across else x.shape[-1:])
                     y, rstd = triton_norm_rope.norm_rotate(x, cos, sin, w, 1e-6, layout, across)
-                    ref_y, ref_rstd = fused_kernels.norm_rotate_composite(x, cos, sin, w, 1e-6, layout, across)
+                    ref_y, ref_rstd = fused_eager.norm_rotate_composite(x, cos, sin, w, 1e-6, layout, across)
                     tol = dict(rtol=1e-5, atol=1e-5) if dtype != torch.bfloat16 else dict(rtol=1e-2, atol=1e-2)
                     torch.testing.assert_close(y, ref_y, **tol)
                     torch.testing.assert_close(rstd, ref_rstd.to(rstd.dtype), **tol)
                     grad = torch.randn(x.shape, generator=torch.Generator().manual_seed(7)).to(dtype)
                     dx, dw = triton_norm_rope.norm_rotate_backward(grad, x, rstd, cos, sin, w, layout, across)
-                    ref_dx, ref_dw = fused_kernels.norm_rotate_backward_composite(grad, x, ref_rstd, cos, sin, w,
+                    ref_dx, ref_dw = fused_eager.norm_rotate_backward_composite(grad, x, ref_rstd, cos, sin, w,
                                                                                    layout, across)
                     torch.testing.assert_close(dx, ref_dx, **tol)
                     if w is not None:
@@ -281,7 +280,7 @@ print("ok")
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_the_sum_of_squares_written_for_inductor_is_the_plain_sum(layout, dtype):
-    """Summed pair by pair with the table's zero term (see fused_kernels._sum_of_squares), it still
+    """Summed pair by pair with the table's zero term (see fused_eager._sum_of_squares), it still
     is the sum of x^2 over each row: per head, across heads, with unrotated channels."""
     cos = randn(7, 6, seed=2).cos()
     x = randn(2, 3, 7, 16, dtype=dtype)  # 12 of 16 channels rotated
@@ -289,7 +288,7 @@ def test_the_sum_of_squares_written_for_inductor_is_the_plain_sum(layout, dtype)
         xt = x.transpose(1, 2) if across_heads else x  # (batch, seq, heads, dim) for a norm across heads
         table_t = cos[:, None] if across_heads else cos
         xf = xt.to(torch.promote_types(dtype, torch.float32))
-        got = fused_kernels._sum_of_squares(xt, xf, table_t, layout, across_heads)
+        got = fused_eager._sum_of_squares(xt, xf, table_t, layout, across_heads)
         expected = xf.double().square().sum(dims, keepdim=True)
         torch.testing.assert_close(got.double(), expected, rtol=1e-6, atol=0)
 
@@ -310,7 +309,7 @@ def test_cuda_default_path_matches_the_reference(dtype, layout, case):
     q, k, cos, sin, qw, kw, across = make(case, dtype)
     q, k, cos, sin, qw, kw = (t.cuda() for t in (q, k, cos, sin, qw, kw))
     expected_backend = "triton" if triton_rope.available() else "eager"
-    assert backends.choose((q, k), cos, sin, layout, fused=True) == expected_backend
+    assert backends.choose((q, k), cos, sin, layout) == expected_backend
     got = rms_norm_rotary_qk(q, k, cos, sin, qw, kw, 1e-6, layout, across_heads=across)
     expected = unfused(q, k, cos, sin, qw, kw, 1e-6, layout, across)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-2, atol=1e-2)

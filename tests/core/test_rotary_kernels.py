@@ -95,17 +95,14 @@ def test_strided_inputs_need_no_copy(layout):
             assert_matches_reference(apply_rotary(x, cos, sin, layout), x, cos, sin, layout)
 
 
-def test_large_inputs_are_rotated_in_pieces_like_small_ones():
+def test_large_inputs_are_rotated_in_pieces_like_small_ones(monkeypatch):
     """In place and half precision go through a scratch buffer piece by piece: same result."""
     x, (cos, sin) = randn(2, 2, 300, 32, dtype=torch.bfloat16), table(300, 16)
     whole = apply_rotary(x, cos, sin)
-    kernels._CHUNK_NUMEL, saved = 1000, kernels._CHUNK_NUMEL
-    try:
-        assert len(kernels._chunks(x, x, cos, sin)) > 1
-        assert torch.equal(apply_rotary(x, cos, sin), whole)
-        assert torch.equal(apply_rotary_(x.float(), cos, sin), apply_rotary(x.float(), cos, sin))
-    finally:
-        kernels._CHUNK_NUMEL = saved
+    monkeypatch.setattr(kernels, "CHUNK_NUMEL", 1000)
+    assert len(kernels._chunks(x, x, cos, sin)) > 1
+    assert torch.equal(apply_rotary(x, cos, sin), whole)
+    assert torch.equal(apply_rotary_(x.float(), cos, sin), apply_rotary(x.float(), cos, sin))
 
 
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
@@ -113,7 +110,7 @@ def test_compiled_kernel_matches_the_reference(layout, monkeypatch):
     x, (cos, sin) = randn(2, 3, 7, 20), table(7, 6)
     with rotary_backend("compiled"):
         out = apply_rotary(x, cos, sin, layout)
-        monkeypatch.setattr(kernels, "_CHUNK_NUMEL", 100)  # in place goes piece by piece
+        monkeypatch.setattr(kernels, "CHUNK_NUMEL", 100)  # in place goes piece by piece
         in_place = apply_rotary_(x.clone(), cos, sin, layout)
     assert_matches_reference(out, x, cos, sin, layout)
     assert_matches_reference(in_place, x, cos, sin, layout)
@@ -226,36 +223,94 @@ def test_unknown_backend():
 
 
 @pytest.fixture
-def fresh_compile_state(monkeypatch):
-    """An empty compile cache and budget, so a test sees auto's choices from the start."""
-    monkeypatch.setattr(compiling, "_COMPILED", {})
-    monkeypatch.setattr(compiling, "_eager_work", {})
-    monkeypatch.setattr(compiling, "_compile_works", True)
+def fresh_compile_state():
+    """An empty compile cache and budget, so a test sees auto's choices from the start; emptied
+    again after it, so no failure or cheap backend of the test outlives it."""
+    compiling.reset()
+    yield
+    compiling.reset()
 
 
-def test_auto_backend_choice(monkeypatch, fresh_compile_state):
+# Each test below is one row of docs/performance.md's table "Which kernel runs" (its name in the
+# test's name), checked through `backends.choose`.
+
+SPEC = lambda: ("a spec",)  # noqa: E731
+
+
+def test_row_traced_inside_torch_compile_runs_the_formula():
     x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
-    choose = backends.choose
-    spec = lambda: ("a spec",)  # noqa: E731
-    assert choose((x,), cos, sin, "half", spec=spec) == "few_ops"  # tiny: dispatch is the cost
-    assert choose((x,), cos, sin, "half", inplace=True, spec=spec) == "eager"
-    assert choose((x,), cos, sin, "half", fused=True, spec=spec) == "few_ops"
+    seen = []
+
+    @torch.compile(backend="eager", fullgraph=True)
+    def traced(x):
+        seen.append(backends.choose((x,), cos, sin, "half", spec=SPEC))
+        return x
+
+    traced(x)
+    assert seen == ["composite"]
+
+
+def test_row_unusual_table_runs_the_formula():
+    x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
+    assert backends.choose((x,), cos.double(), sin, "half", spec=SPEC) == "composite"  # dtypes differ
+    assert backends.choose((x,), cos.half(), sin.half(), "half", spec=SPEC) != "composite"
+    wide_cos, wide_sin = table(32, 8)  # more positions than x: the formula's broadcast enlarges x
+    assert backends.choose((x,), wide_cos, wide_sin, "half", spec=SPEC) == "composite"
+
+
+def test_row_table_gradients_runs_the_formula():
+    x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
+    with torch.enable_grad():
+        assert backends.choose((x,), cos.requires_grad_(), sin, "half", spec=SPEC) == "composite"
+    with torch.no_grad():
+        assert backends.choose((x,), cos, sin, "half", spec=SPEC) == "few_ops"
+
+
+def test_row_forced_runs_the_named_kernel():
+    x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
+    for name in ("eager", "compiled", "composite", "few_ops"):
+        with rotary_backend(name):
+            assert backends.choose((x,), cos, sin, "half", spec=SPEC) == name
+    with rotary_backend("few_ops"):
+        assert backends.choose((x,), cos, sin, "half", inplace=True, spec=SPEC) == "eager"
+    if not (x.is_cuda and triton_rope.available()):
+        with rotary_backend("triton"), pytest.raises(RuntimeError, match="needs CUDA"):
+            backends.choose((x,), cos, sin, "half", spec=SPEC)
+
+
+def test_row_tiny_runs_a_few_ops_out_of_place(monkeypatch):
+    x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
+    assert backends.choose((x, x), cos, sin, "half", spec=SPEC) == "few_ops"  # dispatch is the cost
+    assert backends.choose((x,), cos, sin, "interleaved", spec=SPEC) == "few_ops"
+    assert backends.choose((x,), cos, sin, "half", inplace=True, spec=SPEC) == "eager"
+    monkeypatch.setattr(backends, "FEW_OPS_MAX_NUMEL", 2 * x.numel() - 1)  # q and k count together
+    assert backends.choose((x, x), cos, sin, "half", spec=SPEC) == "eager"
+
+
+def test_row_large_cpu_compiles_once_compiling_pays(monkeypatch, fresh_compile_state):
+    x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
     monkeypatch.setattr(backends, "FEW_OPS_MAX_NUMEL", 0)
-    assert choose((x,), cos, sin, "half", spec=spec) == "eager"  # small: not worth a compile
     monkeypatch.setattr(backends, "COMPILE_MIN_NUMEL", x.numel())
     monkeypatch.setattr(compiling, "COMPILE_AFTER_NUMEL", 3 * x.numel())
     # compiled only once the eager kernel has done the budget's work for this spec
-    assert [choose((x,), cos, sin, "half", spec=spec) for _ in range(3)] == ["eager", "eager", "compiled"]
-    assert choose((x,), cos, sin, "half", spec=lambda: ("another spec",)) == "eager"
+    assert [backends.choose((x,), cos, sin, "half", spec=SPEC) for _ in range(3)] == ["eager", "eager", "compiled"]
+    assert backends.choose((x,), cos, sin, "half", spec=lambda: ("another spec",)) == "eager"
     with compiling.warm_up():
-        assert choose((x,), cos, sin, "half", spec=lambda: ("a third spec",)) == "compiled"
+        assert backends.choose((x,), cos, sin, "half", spec=lambda: ("a third spec",)) == "compiled"
+        assert backends.choose((x,), cos, sin, "half", inplace=True, spec=SPEC) == "compiled"  # piece by piece
+        assert backends.choose((x.bfloat16(),), cos, sin, "half", spec=SPEC) == "compiled"
+
+
+def test_row_otherwise_runs_the_eager_kernel(monkeypatch, fresh_compile_state):
+    x, (cos, sin) = randn(2, 4, 16, 16), table(16, 8)
+    monkeypatch.setattr(backends, "FEW_OPS_MAX_NUMEL", 0)
+    assert backends.choose((x,), cos, sin, "half", spec=SPEC) == "eager"  # small: not worth a compile
+    monkeypatch.setattr(backends, "COMPILE_MIN_NUMEL", x.numel())
+    with compiling.warm_up():
         # interleaved pairs: the eager complex multiply beats inductor's stride-2 (scalar) loops
-        for dtype, fused in ((torch.float32, False), (torch.bfloat16, False), (torch.float32, True)):
-            assert choose((x.to(dtype),), cos, sin, "interleaved", fused=fused, spec=spec) == "eager"
-        assert choose((x,), cos, sin, "half", inplace=True, spec=spec) == "compiled"  # piece by piece
-        assert choose((x.bfloat16(),), cos, sin, "half", fused=True, spec=spec) == "compiled"
-        with torch.enable_grad():
-            assert choose((x,), cos.requires_grad_(), sin, "half", spec=spec) == "composite"
+        for dtype in (torch.float32, torch.bfloat16):
+            assert backends.choose((x.to(dtype),), cos, sin, "interleaved", spec=SPEC) == "eager"
+        assert backends.choose((x,), cos, sin, "half", spec=None) == "eager"  # no spec: not compilable
 
 
 def test_few_ops_kernel_equals_the_eager_kernel_bit_for_bit():
@@ -275,7 +330,7 @@ def test_a_repeated_decode_call_skips_the_checks_and_gives_the_same_result(layou
     """One token, q and k in one call: after the first call a signature lookup replaces the checks."""
     q, k, (cos, sin) = randn(2, 8, 1, 16), randn(2, 2, 1, 16, seed=3), table(1, 8)
     first = apply_rotary_qk(q, k, cos, sin, layout)
-    assert rotary._signature(q, cos, sin, layout, k) in rotary._FEW_OPS_CALLS
+    assert backends.remembered(backends.rotation_signature(q, cos, sin, layout, k)) is not None
     monkeypatch.setattr(rotary, "check_table", None)  # the checks must not run again
     again = apply_rotary_qk(q, k, cos, sin, layout)
     assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
@@ -297,10 +352,10 @@ def test_the_decode_fast_path_keeps_gradients():
 
 
 def test_compile_failure_falls_back_to_eager(monkeypatch, fresh_compile_state):
-    def broken(*args):
+    def broken(graph, example_inputs):
         raise RuntimeError("no C++ compiler")
 
-    monkeypatch.setattr(compiling, "_compile", lambda spec, formula: broken)
+    monkeypatch.setattr(compiling, "BACKEND", broken)
     x, (cos, sin) = randn(2, 3, 7, 16), table(7, 8)
     with rotary_backend("compiled"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -317,12 +372,50 @@ def test_compiled_cache_is_per_spec_and_ignores_autograd_state():
     with rotary_backend("compiled"):
         apply_rotary(x, cos, sin)
         spec = kernels.compiled_spec((x,), cos, "half")
-        compiled = compiling._COMPILED[spec]
+        compiled = compiling.compiled(spec)
+        assert compiled is not None
         apply_rotary(x.requires_grad_(), cos, sin).sum().backward()  # forward and backward
         with torch.no_grad():
             apply_rotary(randn(3, 2, 11, 16), *table(11, 8))  # other sizes
-        assert compiling._COMPILED[spec] is compiled
+        assert compiling.compiled(spec) is compiled
         assert kernels.compiled_spec((x.double(),), cos, "half") != spec
+
+
+def test_more_specs_of_one_formula_than_dynamos_recompile_limit_all_compile(monkeypatch, fresh_compile_state):
+    """Each spec is a torch.compile of its own with its own recompile count: the 9th to 12th ranks of
+    one formula still compile (sharing the formula's count they would hit dynamo's limit of 8)."""
+    monkeypatch.setattr(compiling, "BACKEND", "eager")  # dynamo's tracing and guards, no C++ build
+    limit = torch._dynamo.config.recompile_limit
+    assert limit == 8
+
+    def double(x):
+        return x * 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback to eager would warn
+        for rank in range(1, limit + 5):
+            x = torch.ones((2,) * rank)
+            out = compiling.run(("rank", rank), double, x)
+            assert out is not None and torch.equal(out, x * 2), rank
+    assert all(compiling.compiled(("rank", rank)) is not None for rank in range(1, limit + 5))
+
+
+def test_rotation_and_norm_rotation_keep_their_plans_in_one_cache(monkeypatch):
+    """apply_rotary_qk and rms_norm_rotary_qk remember their few-ops plans in `backends`' one cache,
+    under signatures that never meet; the cache starts over once it holds MAX_REMEMBERED."""
+    from axialrope import rms_norm_rotary_qk
+
+    q, k, (cos, sin) = randn(2, 8, 1, 16), randn(2, 2, 1, 16, seed=3), table(1, 8)
+    apply_rotary_qk(q, k, cos, sin)
+    rms_norm_rotary_qk(q, k, cos, sin, eps=1e-6)
+    rotation = backends.rotation_signature(q, cos, sin, "half", k)
+    norm_rotation = backends.norm_rotation_signature(q, k, cos, sin, None, None, 1e-6, "half", False)
+    assert rotation != norm_rotation
+    assert backends.remembered(rotation) is not None and backends.remembered(norm_rotation) is not None
+    assert backends.remembered(None) is None
+    monkeypatch.setattr(backends, "MAX_REMEMBERED", 1)
+    backends.remember(("another",), lambda *args: None)
+    assert backends.remembered(rotation) is None and backends.remembered(("another",)) is not None
 
 
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
@@ -371,8 +464,7 @@ def test_a_tensor_passed_twice_is_one_input_of_the_compiled_graph(monkeypatch, f
         inputs.append(len(example_inputs))
         return graph.forward
 
-    monkeypatch.setattr(compiling, "_compile", lambda spec, formula: torch.compile(
-        formula, backend=counting_backend, dynamic=True, fullgraph=True))
+    monkeypatch.setattr(compiling, "BACKEND", counting_backend)
     x, t = randn(3, 8), randn(3, 8, seed=1)
     add_both = lambda a, b, c: (a + b, a + c)  # noqa: E731
     shared = compiling.run(("shared table",), add_both, x, t, t)
@@ -431,7 +523,7 @@ def test_triton_kernel_indexing_in_the_interpreter(run_triton_interpreted):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
-def test_cuda_default_path_matches_the_reference(dtype, layout):
+def test_row_cuda_runs_triton_and_matches_the_reference(dtype, layout):
     x, (cos, sin) = randn(2, 3, 7, 20, dtype=dtype).cuda(), table(7, 6)
     cos, sin = cos.cuda(), sin.cuda()
     expected_backend = "triton" if triton_rope.available() else "few_ops"

@@ -113,9 +113,9 @@ def test_swapping_the_config_changes_the_table_and_swapping_back_restores_it():
 def test_the_model_builds_one_table_per_grid_and_config_across_blocks_and_steps(make_model, monkeypatch):
     model = make_model()
     embedding = model.rope.embedding
-    builds = []
-    compute = embedding._compute
-    monkeypatch.setattr(embedding, "_compute", lambda *args: builds.append(1) or compute(*args))
+    builds = []  # a table build asks for the per-axis frequencies once
+    frequencies = embedding.axis_frequencies
+    monkeypatch.setattr(embedding, "axis_frequencies", lambda *args: builds.append(1) or frequencies(*args))
     x = torch.randn(1, 3, 8, 8)
     for _ in range(3):  # three steps through two blocks
         model(x, 5)
