@@ -101,6 +101,10 @@ class TrainConfig:
     sample_steps: int = _help("sampler steps for the final sample grid", default=30)
     samples_per_class: int = _help("samples per class (or per row) in the final grid", default=8)
     guidance_scale: float = _help("classifier-free guidance of the final samples (1: none)", default=1.0)
+    calibrate_scales: list[float] | None = _help(
+        "at the end, run `axialrope calibrate` at these scales (side / trained side) on data_dir and record the "
+        "picks as the run's default extrapolation (data=image_folder)", default=None
+    )
 
     # -- derived values ----------------------------------------------------------------------
 
@@ -271,6 +275,13 @@ class TrainConfig:
         if self.data not in ("image_folder", "video_folder"):  # a folder's items are bounded by its files
             check_shuffle(self.dataset_size, self.batch_size, "dataset_size")
         check_steps(self.sample_steps, "sample_steps")
+        if self.calibrate_scales is not None:
+            from ..evaluation.calibrate import check_scales
+
+            check_scales(self.calibrate_scales, "calibrate_scales")
+            if self.data != "image_folder":
+                raise ValueError(f"calibrate_scales measures on the training folder: it needs data=image_folder, "
+                                 f"got data={self.data!r} (calibrate later with axialrope calibrate --reference-dir)")
         return self
 
 

@@ -134,3 +134,8 @@ def test_train_with_calibrate_scales_then_sample(tmp_path):
     assert len(bands) == 1 and "axialrope calibrate" in bands[0]["measured"]
     assert bands_of(tmp_path / "run" / "pipeline-config") == bands
     assert (tmp_path / "run" / "calibration" / "calibration-16x16.png").is_file()
+    done = subprocess.run([sys.executable, "-m", "axialrope.pipelines.cli", "sample", "--model", str(tmp_path / "run"),
+                           "--height", "16", "--width", "16", "--num", "1", "--steps", "1", "--out",
+                           str(tmp_path / "s.png")], capture_output=True, text=True, timeout=300)
+    entropy = " + entropy scaling" if bands[0]["entropy_scaling"] else ""
+    assert f"extrapolation auto: {bands[0]['method']}{entropy}," in done.stdout, done.stdout + done.stderr
