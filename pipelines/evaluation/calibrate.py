@@ -210,7 +210,10 @@ def plan(pipe, references, scales, methods=None, num: int = DEFAULT_NUM, steps: 
     check_counts(num, steps, seeds)
     conditional = model.null_class is not None
     guidance = (2.0 if conditional else 1.0) if guidance is None else guidance
-    check_guidance_scale(guidance)
+    try:
+        check_guidance_scale(guidance)
+    except ValueError as error:
+        raise ValueError(f"guidance: {error}") from None
     sizes = {scale: target_size(pipe.trained_size, model.patchify.patch, scale) for scale in scales}
     if hasattr(references, "check"):
         references.check([pipe.trained_size, *sizes.values()])
@@ -242,7 +245,7 @@ def calibrate(pipe, references, scales=DEFAULT_SCALES, methods=None, num: int = 
     cost = lambda size: math.prod(size) * steps  # noqa: E731  (work of a cell, roughly)
     total = seeds * (cost(pipe.trained_size) + sum(cost(size) * len(methods) for size in sizes.values()))
     bar = tqdm(total=total, disable=not progress, desc="calibrate", unit_scale=True,
-               bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
+               bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
     bar_config = dict(getattr(pipe, "_progress_bar_config", {}))
     pipe.set_progress_bar_config(disable=True)
     try:
