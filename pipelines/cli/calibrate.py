@@ -54,7 +54,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         job.run(progress=True)
     except OSError as error:
-        print(f"axialrope calibrate: could not write: {error.strerror or error}", file=sys.stderr)
+        where = f" {error.filename!r}" if getattr(error, "filename", None) else ""
+        print(f"axialrope calibrate: could not write{where}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except (ValueError, RuntimeError) as error:  # during the work: samples that are not finite, ...
+        print(f"axialrope calibrate: {' '.join(str(error).split())}; the model's default is unchanged",
+              file=sys.stderr)
         return 1
     finally:
         if lock is not None:
