@@ -9,6 +9,7 @@ from axialrope.pipelines.evaluation.references import ReferenceImages
 from .conftest import RUN, flags
 
 QUICK = ["--num", "2", "--steps", "1", "--seeds", "2"]
+FOLDER_RUN = {name: value for name, value in RUN.items() if name != "dataset_size"}  # a folder sets its own size
 
 
 def photos(k, side: int = 48, count: int = 4, folder: str = "photos"):
@@ -67,7 +68,7 @@ CLI_CASES = [
     # training: refused before it starts
     pytest.param(lambda k: ["train", "--output-dir", str(k.tmp / "new"), *flags(RUN), "--calibrate-scales", "2"],
                  "image_folder", id="train-calibrate-on-procedural-data"),
-    pytest.param(lambda k: ["train", "--output-dir", str(k.tmp / "new"), *flags({k: v for k, v in RUN.items() if k != "dataset_size"}),
+    pytest.param(lambda k: ["train", "--output-dir", str(k.tmp / "new"), *flags(FOLDER_RUN),
                             "--data", "image_folder", "--data-dir", photos(k, side=16, count=4),
                             "--calibrate-scales", "2"], "calibrate_scales", id="train-calibrate-data-too-small"),
     pytest.param(lambda k: ["train", "--output-dir", str(k.tmp / "new"), *flags(RUN), "--calibrate-scales", "0.5"],
