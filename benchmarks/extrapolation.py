@@ -27,17 +27,23 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from reporting import save_labelled_grid
-from samples_and_real import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_images, real_videos
+from samples_and_real import FLOOR_SEED, REAL_SEED, fastest_shift, generate, real_images, real_videos
 
-from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, swd, video_swd
+from axialrope.pipelines.evaluation.cells import (
+    Method,
+    References,
+    floor_distance,
+    image_methods,
+    measure_cell,
+)
+from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, video_swd
 from axialrope.pipelines.sampling.bundled import bundled_model_path
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
-IMAGE_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn")
 VIDEO_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk",
                       "kappa-yarn")
-ROPE_METHODS = [Method(name, entropy) for entropy in (False, True) for name in IMAGE_METHOD_NAMES]
-SINCOS_METHODS = [Method("none"), Method("none", True)]  # a sin-cos model has no frequencies to rescale
+ROPE_METHODS = image_methods(rope=True)
+SINCOS_METHODS = image_methods(rope=False)  # a sin-cos model has no frequencies to rescale
 VIDEO_METHODS = [Method(name) for name in VIDEO_METHOD_NAMES] + [Method("none", True)]
 
 MODELS = {  # data kind -> {model: bundled name}
@@ -97,6 +103,14 @@ def add_swd(raw: RawWriter, data: str, model: str, method: str, size, seed: int,
     raw.add(data, model, method, size, seed, "swd", result.mean)
 
 
+def procedural_references(kind: str, size: tuple[int, int], seed: int, num: int) -> References:
+    """Seed `seed`'s real images of a data kind at `size`: its own block of held-out renders, their labels,
+    and the floor's block of another scene family."""
+    first = seed * num
+    real, labels = real_images(num, *size, REAL_SEED, kind, first)
+    return References(real, real_images(num, *size, FLOOR_SEED, kind, first)[0], labels)
+
+
 def image_part(kind: str, size: tuple[int, int], args) -> None:
     """Every model and method of one data kind at one size, every seed; recognition for shapes at 2x/3x."""
     height, width = size
@@ -109,24 +123,21 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
              for model, bundled in MODELS[kind].items()}
     grid_rows = {}
     for seed in range(args.seeds):
-        first = seed * args.num  # seed s: its own block of real images and their labels
-        real, labels = real_images(args.num, height, width, REAL_SEED, kind, first)
-        floor = real_images(args.num, height, width, FLOOR_SEED, kind, first)[0]
-        add_swd(raw, kind, "real", "floor", size, seed, swd(floor, real))
+        references = procedural_references(kind, size, seed, args.num)
+        add_swd(raw, kind, "real", "floor", size, seed, floor_distance(references))
         if seed == 0:
-            grid_rows["real"] = real
+            grid_rows["real"] = references.real
         for model, pipe in pipes.items():
             # at the trained size every method is the trained encoding (tested): one row stands for all
             methods = [Method("none")] if trained else (ROPE_METHODS if model == "rope" else SINCOS_METHODS)
             for method in methods:
                 start = time.perf_counter()
-                samples = generate(pipe, method, labels, {"height": height, "width": width}, args.steps,
-                                   args.guidance, seed)
-                distance = swd(samples, real)
+                cell = measure_cell(pipe, method, references, args.steps, args.guidance, seed)
+                samples, distance = cell.samples, cell.distance
                 add_swd(raw, kind, model, method.label, size, seed, distance)
                 if classifier is not None:
                     raw.add(kind, model, method.label, size, seed, "recognised",
-                            recognised(classifier, samples, labels, height // TRAINED_SIDE))
+                            recognised(classifier, samples, references.labels, height // TRAINED_SIDE))
                 if seed == 0:
                     grid_rows[f"{model} {method.label}"] = samples
                 print(f"{kind} {size_label(size)} seed {seed} {model:6s} {method.label:18s} SWD {distance.detail:7.2f} "

@@ -287,15 +287,9 @@ def defaults(results: Results, out: Path, write: bool) -> dict[str, list[dict]]:
 
 def record_default(folder: Path, bands: list[dict]) -> None:
     """Writes `default_extrapolation` into a pipeline folder's model_index.json (checked by the pipeline)."""
-    from axialrope.pipelines.sampling.default_extrapolation import check_default_extrapolation
+    from axialrope.pipelines.sampling.default_extrapolation import write_default_extrapolation
 
-    path = folder / "model_index.json"
-    index = json.loads(path.read_text())
-    index["default_extrapolation"] = check_default_extrapolation(bands)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(index, indent=2) + "\n")
-    partial.replace(path)
-    print(f"recorded default_extrapolation in {path}")
+    print(f"recorded default_extrapolation in {write_default_extrapolation(folder, bands)}")
 
 
 def report(out: Path, write_defaults: bool = False) -> None:

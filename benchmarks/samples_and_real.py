@@ -1,6 +1,6 @@
-"""What the sampling benchmarks share: a method as a table row, a pipeline's samples with it, and the
-held-out real renders the samples are measured against (extrapolation.py, shape_recognition.py,
-guidance.py, video_motion.py import it).
+"""What the sampling benchmarks share: a method as a table row and a pipeline's samples with it (from
+`axialrope.pipelines.evaluation.cells`, which `axialrope calibrate` uses too), and the held-out real renders
+the samples are measured against (extrapolation.py, shape_recognition.py, guidance.py, video_motion.py).
 
     samples = generate(pipe, Method("pi", entropy_scaling=True), labels, {"height": 64, "width": 64},
                        steps=12, guidance=2.0, seed=0)                      # (n, 3, 64, 64) in [0, 1]
@@ -10,48 +10,15 @@ guidance.py, video_motion.py import it).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
-from axialrope import Extrapolation
 from axialrope.pipelines.data.render import render_images, render_videos
 from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
 from axialrope.pipelines.data.textures import render_textures, sample_textures
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.evaluation.cells import Method, generate  # one implementation, shared with calibrate
 
 REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from training (seed 0)
-
-
-@dataclass(frozen=True)
-class Method:
-    """A row of the tables: an extrapolation method, optionally with entropy scaling."""
-
-    name: str
-    entropy_scaling: bool = False
-
-    @property
-    def label(self) -> str:
-        return self.name + ("+entropy" if self.entropy_scaling else "")
-
-    @classmethod
-    def from_label(cls, label: str) -> Method:
-        return cls(label.removesuffix("+entropy"), label.endswith("+entropy"))
-
-    def extrapolation(self) -> Extrapolation:
-        return Extrapolation(self.name, entropy_scaling=self.entropy_scaling)
-
-
-def generate(pipe: AxialDiTPipeline, method: Method, labels: torch.Tensor, size: dict, steps: int, guidance: float,
-             seed: int) -> torch.Tensor:
-    """Samples in [0, 1] of `labels` (n,) at `size` (height, width, num_frames keywords; {}: the trained size):
-    images (n, 3, h, w) or videos (n, 3, t, h, w)."""
-    out = pipe(class_labels=labels.tolist(), num_inference_steps=steps, guidance_scale=guidance,
-               generator=torch.Generator().manual_seed(seed), extrapolation=method.extrapolation(),
-               output_type="pt", **size)
-    if out.frames is not None:
-        return out.frames.permute(0, 2, 1, 3, 4)  # (n, t, c, h, w) -> (n, c, t, h, w)
-    return out.images
 
 
 def real_images(count: int, height: int, width: int, seed: int, kind: str = "shapes",

@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample": ("sample", "sample images or videos at any size with RoPE extrapolation, from a trained DiT or a "
                          "diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)"),
     "compare": ("compare", "sample the same seeds with every extrapolation method into one labelled PNG"),
+    "calibrate": ("calibrate", "measure which extrapolation method your own model should use at each scale, on "
+                               "your images, and record it as the model's default"),
 }
 
 

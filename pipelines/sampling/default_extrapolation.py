@@ -14,8 +14,10 @@ models and a user may edit them.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 from axialrope import Extrapolation
 from axialrope.validation import is_real
@@ -88,6 +90,17 @@ def _check_band(band, index: int, last: bool, previous: float, video: bool | Non
     if video is False and method == "riflex":
         raise bad("riflex extrapolates video length; this is an image model")
     return {**band, "up_to_scale": None if scale is None else float(scale)}
+
+
+def write_default_extrapolation(folder: str | Path, bands: list[dict] | None) -> Path:
+    """Record `bands` (checked) as the `default_extrapolation` in a pipeline folder's model_index.json, atomically;
+    the rest of the file is kept. Returns the file's path."""
+    from ..paths import write_text_atomically
+
+    path = Path(folder) / "model_index.json"
+    index = json.loads(path.read_text())
+    index["default_extrapolation"] = check_default_extrapolation(bands)
+    return write_text_atomically(path, json.dumps(index, indent=2) + "\n")
 
 
 def extrapolation_scale(train_grid: Sequence[int], grid: Sequence[int]) -> float:

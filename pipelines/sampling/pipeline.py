@@ -32,6 +32,7 @@ import axialrope.models.axial_dit.model  # noqa: F401  diffusers loads a compone
 from axialrope import Extrapolation
 from axialrope.validation import is_int
 
+from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
 from ..objectives import (
     check_guidance_scale,
     draw_noise,
@@ -161,6 +162,26 @@ class AxialDiTPipeline(DiffusionPipeline):
         from; `save_pretrained` writes it into model_index.json. None or [] removes it (auto then uses
         `FALLBACK_EXTRAPOLATION`)."""
         self.register_to_config(default_extrapolation=check_default_extrapolation(bands, self.is_video))
+
+    def calibrate(self, reference_images, scales: Sequence[float] = DEFAULT_SCALES, methods=None,
+                  num: int = DEFAULT_NUM, steps: int = DEFAULT_STEPS, seeds: int = DEFAULT_SEEDS,
+                  guidance_scale: float | None = None, class_labels=None, progress: bool = True):
+        """Measure every method at each scale on `reference_images` (a folder, as training reads one; a tensor
+        (n, 3, H, W) in [0, 1]; or PIL images) and record the best per scale as `default_extrapolation`.
+
+        scales: side ratios above 1; methods: labels such as "pi" or "yarn+entropy" (default: all, without and
+        with entropy scaling); num, steps, seeds: samples a seed, sampler steps, seeds (at least 2);
+        class_labels: ids of a tensor's images. Returns the `evaluation.calibrate.Calibration` (`table()`,
+        `bands`); `save_pretrained` then writes the default. See docs/extrapolation.md.
+        """
+        from ..evaluation.calibrate import calibrate
+        from ..evaluation.references import ReferenceImages
+
+        references = ReferenceImages(reference_images, self.config.class_names, self.transformer.config.num_classes,
+                                     labels=class_labels)
+        result = calibrate(self, references, scales, methods, num, steps, seeds, guidance_scale, progress)
+        self.set_default_extrapolation(result.bands)
+        return result
 
     # -- loading ---------------------------------------------------------------------------
 

@@ -117,6 +117,10 @@ class TrainConfig:
     validation_num_inference_steps: int | None = _help(
         "sampler steps of the validation samples (none: sample_steps)", default=None
     )
+    calibrate_scales: list[float] | None = _help(
+        "at the end, run `axialrope calibrate` at these scales (side / trained side) on data_dir and record the "
+        "picks as the run's default extrapolation (data=image_folder)", default=None
+    )
 
     # -- derived values ----------------------------------------------------------------------
 
@@ -288,6 +292,13 @@ class TrainConfig:
             check_shuffle(self.dataset_size, self.batch_size, "dataset_size")
         check_steps(self.sample_steps, "sample_steps")
         self._validate_tracking()
+        if self.calibrate_scales is not None:
+            from ..evaluation.calibrate import check_scales
+
+            check_scales(self.calibrate_scales, "calibrate_scales")
+            if self.data != "image_folder":
+                raise ValueError(f"calibrate_scales measures on the training folder: it needs data=image_folder, "
+                                 f"got data={self.data!r} (calibrate later with axialrope calibrate --reference-dir)")
         return self
 
     def _validate_tracking(self) -> None:

@@ -31,6 +31,10 @@ def build_dataset(config: TrainConfig) -> Dataset:
     else:
         raise ValueError(f"data: unknown kind {config.data!r}")
     dataset.check_buckets(buckets)
+    if config.calibrate_scales:  # the calibration at the end needs images large enough
+        from ..evaluation.run_calibration import check_training_data
+
+        check_training_data(dataset, config)
     return dataset
 
 

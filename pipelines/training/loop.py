@@ -446,6 +446,10 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
     if accelerator.is_main_process:
         _stop_if_weights_not_finite(unwrapped, step, checkpoints)
         _write_final_outputs(accelerator, model, ema, config, objective, output)
+    if config.calibrate_scales and accelerator.is_main_process:  # the run's own default, measured on its data
+        from ..evaluation.run_calibration import prepare
+
+        prepare(output, config.data_dir, config.calibrate_scales, report=accelerator.print).run()
     accelerator.wait_for_everyone()
     is_main = accelerator.is_main_process
     accelerator.end_training()

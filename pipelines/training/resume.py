@@ -28,7 +28,8 @@ from .train_state import set_rng_states
 # model, data and order, its optimizer, schedule and EMA, which the checkpoint carries on)
 RESUMABLE = ("max_steps", "checkpointing_steps", "checkpoints_total_limit", "log_every", "sample_steps",
              "samples_per_class", "guidance_scale", "num_workers", "max_grad_norm", "label_dropout",
-             "mixed_precision", "report_to", "validation_steps", "validation_scales", "validation_num_inference_steps")
+             "mixed_precision", "report_to", "validation_steps", "validation_scales", "validation_num_inference_steps",
+             "calibrate_scales")
 
 
 def _comparable(name: str, value: Any) -> Any:

@@ -1,0 +1,67 @@
+"""`axialrope calibrate`: measure which extrapolation method your own model should use at each scale.
+
+    axialrope calibrate --model outputs/photos                       # its training folder, scales 1.5 2 3
+    axialrope calibrate --model outputs/photos --reference-dir photos/ --scales 2 4 --methods none pi yarn+entropy
+
+Samples the model with every method at each scale, scores each against real images prepared as training
+prepares them (detail SWD over seeds, as benchmarks/extrapolation.py does), prints the table, saves
+calibration.md, calibration.json and a labelled calibration-HxW.png per size (in <run>/calibration by
+default), and records the best method per scale as the pipeline's `default_extrapolation`, which
+`axialrope sample --extrapolation auto` (the default) then uses. docs/extrapolation.md says how long it takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True,
+                        help="a training run (or one of its checkpoints or model folders) or a pipeline folder; "
+                             "its default_extrapolation is written")
+    parser.add_argument("--reference-dir", default=None,
+                        help="folder of real images (class subfolders or flat) (default: the run's training folder)")
+    parser.add_argument("--scales", type=float, nargs="+", default=list(DEFAULT_SCALES),
+                        help="side / trained side, each above 1")
+    parser.add_argument("--methods", nargs="+", default=None,
+                        help="NAME or NAME+entropy (default: every image method, without and with entropy scaling)")
+    parser.add_argument("--num", type=int, default=DEFAULT_NUM, help="samples per seed and cell (and real images)")
+    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="sampler steps")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="seeds per cell, at least 2")
+    parser.add_argument("--guidance", type=float, default=None,
+                        help="classifier-free guidance scale (default 2 with classes, 1 without)")
+    parser.add_argument("--out", default=None, help="folder of the results (default: <run>/calibration)")
+    parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..evaluation.run_calibration import prepare
+    from ..training.run_folder import RunLock
+    from .preflight import PREFLIGHT_ERRORS, check_device, usage_error
+
+    try:
+        check_device(args.device)
+        job = prepare(args.model, args.reference_dir, args.scales, args.methods, args.num, args.steps, args.seeds,
+                      args.guidance, args.out, args.device)
+        lock = RunLock(job.run_folder, report=print) if job.run_folder is not None else None
+        if lock is not None:
+            lock.__enter__()  # a training run writing this folder meanwhile: refused, before any work
+    except PREFLIGHT_ERRORS as error:
+        return usage_error("calibrate", error)
+    try:
+        job.run(progress=True)
+    except OSError as error:
+        where = f" {error.filename!r}" if getattr(error, "filename", None) else ""
+        print(f"axialrope calibrate: could not write{where}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except (ValueError, RuntimeError) as error:  # during the work: samples that are not finite, ...
+        print(f"axialrope calibrate: {' '.join(str(error).split())}; the model's default is unchanged",
+              file=sys.stderr)
+        return 1
+    finally:
+        if lock is not None:
+            lock.__exit__(None, None, None)
+    return 0

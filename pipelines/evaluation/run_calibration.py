@@ -1,0 +1,164 @@
+"""Calibrate a trained model where it lives: a training run (or a pipeline folder), its pictures and its default.
+
+    job = prepare("outputs/photos", reference_dir=None, scales=[1.5, 2, 3])   # every check, before any work
+    result = job.run()                          # the table printed; calibration.{md,json}, calibration-HxW.png
+                                                # in job.out; the bands in the run's pipeline/ and pipeline-config/
+
+`axialrope calibrate` and `axialrope train --calibrate-scales` run this. The references default to the run's
+training folder (data=image_folder); the bands go into every pipeline folder of the run, so the run, its
+checkpoints and its model folders all load with them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS, Calibration, calibrate, plan
+from .references import ReferenceImages
+
+RESULT_FOLDER = "calibration"
+
+
+def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
+    """(the training run `model` belongs to, or None for a plain pipeline folder; the pipeline folders whose
+    model_index.json records the default). ValueError for anything else."""
+    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, find_in_run
+
+    path = Path(model)
+    if not path.is_dir():
+        raise FileNotFoundError(f"--model {str(model)!r}: no such folder; give a training run or a pipeline folder")
+    found = find_in_run(path)
+    if found is None:
+        if (path / "model_index.json").is_file():
+            return None, [path]
+        raise ValueError(f"--model {str(model)!r} is neither a training run (or one of its checkpoints or model "
+                         "folders) nor a pipeline folder (model_index.json)")
+    kind, source, config_folder = found
+    run = source.parent if kind == "pipeline" else config_folder.parent
+    folders = [run / name for name in (PIPELINE, PIPELINE_CONFIG) if (run / name / "model_index.json").is_file()]
+    return run, folders
+
+
+def training_folder(run: Path | None) -> str:
+    """The image folder a run was trained on (its config.yaml), for --reference-dir's default."""
+    from ..training.config import read_config_file
+
+    recorded = {} if run is None or not (run / "config.yaml").is_file() else read_config_file(run / "config.yaml")
+    if recorded.get("data") != "image_folder" or not recorded.get("data_dir"):
+        what = f"was trained on data={recorded['data']!r}" if recorded.get("data") else "records no training folder"
+        raise ValueError(f"--reference-dir is needed: this model {what}; give a folder of real images like those "
+                         "the model should make")
+    return str(recorded["data_dir"])
+
+
+@dataclass
+class Job:
+    """A checked calibration: the pipeline, its references, where the default and the results go."""
+
+    pipe: object
+    references: ReferenceImages
+    reference_dir: str
+    folders: list[Path]
+    out: Path
+    settings: dict
+    report: Callable[[str], None] = print
+    run_folder: Path | None = None
+
+    def run(self, progress: bool = True) -> Calibration:
+        """Measure, print the table, save the results, then record the bands in the pipeline folders."""
+        result = calibrate(self.pipe, self.references, progress=progress, source=self.reference_dir,
+                           **self.settings)
+        self.report(result.table())
+        unclear = ", ".join(f"{r.scale:g}x" for r in result.unclear)
+        if unclear:
+            self.report(f"at {unclear} the best method's interval does not clear the runner-up's: more --seeds or "
+                        "--num would tell them apart (the pick stands, as the lowest mean)")
+        save_results(result, self.out)
+        from ..sampling.default_extrapolation import write_default_extrapolation
+
+        for folder in self.folders:
+            write_default_extrapolation(folder, result.bands)
+        where = ", ".join(str(f) for f in self.folders)
+        self.report(f"wrote {self.out}/calibration.md, calibration.json and {len(result.scales)} pictures; "
+                    f"default_extrapolation recorded in {where}")
+        return result
+
+
+def prepare(model: str | Path, reference_dir: str | None = None, scales: Sequence[float] = DEFAULT_SCALES,
+            methods: Sequence[str] | None = None, num: int = DEFAULT_NUM, steps: int = DEFAULT_STEPS,
+            seeds: int = DEFAULT_SEEDS, guidance: float | None = None, out: str | Path | None = None,
+            device: str = "auto", report: Callable[[str], None] = print) -> Job:
+    """Every check of a calibration, before any work (ValueError, FileNotFoundError naming the flag): the model,
+    the references at every size, the methods and counts, memory, the output folder."""
+    from ..paths import check_output_folder
+    from ..sampling.bundled import load_pipeline
+
+    run, folders = run_folders(model)
+    reference_dir = training_folder(run) if reference_dir is None else reference_dir
+    out = Path(out) if out is not None else (run / RESULT_FOLDER if run is not None
+                                             else folders[0].with_name(folders[0].name + "-" + RESULT_FOLDER))
+    check_output_folder(out, "--out")
+    pipe = load_pipeline(str(model), device)
+    if pipe.is_video:
+        raise ValueError("--model: calibrate measures image models; this is a video model")
+    references = ReferenceImages(reference_dir, pipe.config.class_names, pipe.transformer.config.num_classes,
+                                 argument="--reference-dir")
+    settings = dict(scales=scales, methods=methods, num=num, steps=steps, seeds=seeds, guidance=guidance)
+    scales, methods, guidance, sizes = _flagged(plan, pipe, references, **settings)
+    for (height, width), (usable, small) in references.check(list(sizes.values())).items():
+        if small:
+            report(f"{height}x{width}: {small} of {len(references)} reference images are too small, skipped "
+                   f"({usable} serve it)")
+    settings.update(scales=scales, methods=methods, guidance=guidance)
+    return Job(pipe, references, str(reference_dir), folders, out, settings, report, run)
+
+
+def _flagged(check, *args, **kwargs):
+    """`check(...)`, its ValueError naming the CLI's flags (--num, --scales) rather than the arguments."""
+    try:
+        return check(*args, **kwargs)
+    except ValueError as error:
+        text = str(error)
+        for name in ("num/scales", "scales", "methods", "num", "steps", "seeds", "guidance"):
+            if text.startswith(name):
+                text = "--" + text
+                break
+        raise ValueError(text) from None
+
+
+def check_training_data(dataset, config) -> None:
+    """Before training: ValueError unless the folder `dataset` serves every size `config.calibrate_scales` asks
+    for (at least 2 images large enough for each)."""
+    from .calibrate import check_scales, target_size
+
+    bucket = config.buckets[0]
+    scales = check_scales(config.calibrate_scales, "calibrate_scales")
+    patch = (config.patch_size, config.patch_size)
+    sizes = [target_size((bucket.height, bucket.width), patch, scale) for scale in scales]
+    ReferenceImages(dataset, argument="calibrate_scales: data_dir").check(sizes)
+
+
+def save_results(result: Calibration, out: Path) -> None:
+    """calibration.md (the table and the bands), calibration.json (every value) and one labelled picture per size."""
+    from ..paths import write_atomically, write_text_atomically
+    from .grids import save_labelled_grid
+
+    out.mkdir(parents=True, exist_ok=True)
+    bands = "\n".join(f"- up to {b['up_to_scale'] or 'any scale'}: {b['method']}"
+                      f"{' + entropy scaling' if b['entropy_scaling'] else ''} ({b['measured']})" for b in result.bands)
+    write_text_atomically(out / "calibration.md", f"# Calibration on {result.source}\n\n{result.table()}\n"
+                          f"## default_extrapolation\n\n{bands}\n")
+    write_text_atomically(out / "calibration.json", json.dumps(result.to_dict(), indent=2) + "\n")
+    th, tw = result.trained_size
+    for scale in result.scales:
+        h, w = scale.size
+        title = f"{scale.scale:g}x: {h}x{w} from {th}x{tw}, seed 0; best {scale.best[0]}"
+        write_atomically(out / f"calibration-{h}x{w}.png", lambda path, s=scale, t=title: save_labelled_grid(
+            path, t, s.pictures, per_row=min(8, result.num)))
+
+
+__all__ = ["RESULT_FOLDER", "Job", "check_training_data", "prepare", "run_folders", "save_results",
+           "training_folder"]
