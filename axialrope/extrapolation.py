@@ -11,8 +11,9 @@ factor for the attention logits. With s_a = max(1, L_a_eval / L_a_train) per axi
     dype-ntk, dype-yarn      DyPE's timestep-dependent NTK and YaRN, as the authors' code
     kappa-pi, -ntk, -yarn    the static method with s_a^kappa(t): the trained encoding at t = 0
 
-`entropy_scaling=True` also multiplies the logits by sqrt(log N_eval / log N_train). The formulas
-of every method are in docs/extrapolation.md ("The methods' formulas").
+`entropy_scaling=True` also multiplies the logits by sqrt(log N_eval / log N_train);
+`Extrapolation.from_name("yarn+entropy")` names it as the CLI does. The formulas of every
+method are in docs/extrapolation.md ("The methods' formulas").
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ METHOD_OPTIONS = {
     "dype-ntk": _KAPPA_OPTIONS, "dype-yarn": _KAPPA_OPTIONS + ("dype_beta", "dype_gamma"),
     "kappa-pi": _KAPPA_OPTIONS, "kappa-ntk": _KAPPA_OPTIONS, "kappa-yarn": _KAPPA_OPTIONS + _YARN_OPTIONS,
 }
+ENTROPY_SUFFIX = "+entropy"  # "METHOD+entropy": the method with entropy scaling, as the CLI names it
 MAX_DYPE_LAMBDA_S = 100.0  # kappa(t) <= lambda_s, and the scale grows as s^(2 kappa): far beyond DyPE's own values
 
 
@@ -129,6 +131,15 @@ class Extrapolation:
                 reads = ", ".join(METHOD_OPTIONS[self.method]) or "none of the options"
                 raise ValueError(f"{field.name}={getattr(self, field.name)!r} is not read by method {self.method!r} "
                                  f"(it reads {reads}); drop it")
+
+    @classmethod
+    def from_name(cls, name: str, **fields) -> Extrapolation:
+        """The method `name` ("yarn"), or for "METHOD+entropy" ("yarn+entropy") that method with entropy
+        scaling: the names `axialrope sample --extrapolation` takes. `fields`: the other attributes."""
+        if not isinstance(name, str):
+            raise TypeError(f"method must be a method name or an axialrope.Extrapolation, got {name!r}")
+        method = name.removesuffix(ENTROPY_SUFFIX)
+        return cls(method, **(fields if method == name else {**fields, "entropy_scaling": True}))
 
     @property
     def is_timestep_dependent(self) -> bool:

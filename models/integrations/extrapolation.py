@@ -133,7 +133,8 @@ def apply_extrapolation(pipe_or_transformer, method: str | Extrapolation = "none
     Args:
         pipe_or_transformer: a `DiffusionPipeline` (its `transformer`, `transformer_2`, `controlnet`s)
             or one model of a registered family (`registry.supported_classes()`).
-        method: a name of `axialrope.EXTRAPOLATION_METHODS` or an `Extrapolation`.
+        method: a name of `axialrope.EXTRAPOLATION_METHODS` ("yarn+entropy": with entropy scaling, as the CLI
+            takes it) or an `Extrapolation`.
         trained_grid: the trained token grid, (h, w) or (t, h, w) in latent frames after the temporal
             patch; None: the family's declared grid for the model's config.
         options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...), `cache_size`
@@ -211,9 +212,7 @@ def _as_extrapolation(method, options: dict) -> Extrapolation:
         raise TypeError(f"unknown option {unknown[0]!r}; options are {known}")
     if isinstance(method, Extrapolation):
         return dataclasses.replace(method, **options) if options else method
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a method name or an axialrope.Extrapolation, got {method!r}")
-    return Extrapolation(method, **options)  # unknown names: ValueError listing the methods
+    return Extrapolation.from_name(method, **options)  # "yarn+entropy" as the CLI; unknown names: ValueError
 
 
 def _prepare(model: nn.Module, family: Family, extrapolation: Extrapolation, trained_grid, cache_size: int,

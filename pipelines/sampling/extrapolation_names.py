@@ -13,9 +13,9 @@ import dataclasses
 from collections.abc import Callable
 
 from axialrope import Extrapolation
+from axialrope.extrapolation import ENTROPY_SUFFIX
 
 AUTO = "auto"  # the name that picks a method from the pipeline's `default_extrapolation` for the requested size
-ENTROPY_SUFFIX = "+entropy"  # "NAME+entropy": the method with entropy scaling
 
 
 def is_auto(name: str | Extrapolation | None) -> bool:
@@ -53,7 +53,7 @@ def make_extrapolation(
     if name == AUTO and auto is not None:
         resolved = auto(entropy_scaling=entropy_scaling)
         return dataclasses.replace(resolved, **options) if options else resolved
-    return Extrapolation(name, entropy_scaling=entropy_scaling, **(options or {}))  # unknown names: ValueError
+    return Extrapolation.from_name(extrapolation, entropy_scaling=entropy_scaling, **(options or {}))
 
 
 __all__ = ["AUTO", "ENTROPY_SUFFIX", "is_auto", "make_extrapolation"]

@@ -121,33 +121,39 @@ def check_model_folder(folder: str | Path, argument: str = "model") -> dict[str,
     """ValueError unless `folder` holds a DiT that loads as its config.json says; returns the config.
 
     Checked: config.json is a JSON object naming a DiT that can be built; the weights are
-    safetensors, whole; their tensors are exactly the model's, of the same shapes (a depth,
-    width or patch that disagrees with the weights is named).
+    safetensors, whole; and they fit the config (`check_config_fits`).
     """
-    import torch
-
-    from axialrope.models import DiT
-
     folder = Path(folder)
     config = read_json(folder / "config.json", argument)
     if not isinstance(config, dict):
         raise ValueError(f"{argument}: {str(folder / 'config.json')!r} must hold a JSON object")
     if config.get("_class_name", "DiT") != "DiT":
         raise ValueError(f"{argument}: {str(folder)!r} holds a {config.get('_class_name')!r}, not an axialrope DiT")
-    shapes = weight_shapes(folder, argument)
+    check_config_fits(config, weight_shapes(folder, argument), argument, folder / "config.json", str(folder))
+    return config
+
+
+def check_config_fits(config: dict[str, Any], shapes: dict[str, tuple[int, ...]], argument: str, config_file: Path,
+                      weights: str) -> None:
+    """ValueError naming `argument` unless a DiT `config` (a config.json's dict) builds exactly the tensors
+    `shapes` (name -> shape of the weights, `weights` naming where they are). A depth that disagrees is named
+    before any model is built; then the config is built on the meta device (no memory) to compare shapes."""
+    import torch
+
+    from axialrope.models import DiT
+
     blocks = {int(m.group(1)) for k in shapes if (m := _BLOCK.match(k))}
     if blocks and len(blocks) != config.get("depth"):  # before a model of that depth is built
-        raise ValueError(f"{argument}: config.json says depth {config.get('depth')} but the weights hold "
+        raise ValueError(f"{argument}: {str(config_file)!r} says depth {config.get('depth')} but the weights hold "
                          f"{len(blocks)} blocks; the config does not belong to these weights")
     try:
         with torch.device("meta"):  # shapes only: no memory, no initialisation cost
             model = DiT.from_config({k: v for k, v in config.items() if not k.startswith("_")})
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{argument}: {str(folder / 'config.json')!r} does not describe a valid DiT: "
-                         f"{error}") from None
+        raise ValueError(f"{argument}: {str(config_file)!r} does not describe a valid DiT: {error}") from None
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     if shapes == expected:
-        return config
+        return
     missing, unexpected = sorted(set(expected) - set(shapes)), sorted(set(shapes) - set(expected))
     reshaped = sorted(k for k in set(expected) & set(shapes) if expected[k] != shapes[k])
     details = []
@@ -158,7 +164,7 @@ def check_model_folder(folder: str | Path, argument: str = "model") -> dict[str,
     if reshaped:
         key = reshaped[0]
         details.append(f"{len(reshaped)} of another shape (e.g. {key}: weights {shapes[key]}, config {expected[key]})")
-    raise ValueError(f"{argument}: the weights in {str(folder)!r} do not fit its config.json: {'; '.join(details)}")
+    raise ValueError(f"{argument}: the weights in {weights!r} do not fit {str(config_file)!r}: {'; '.join(details)}")
 
 
 def check_pipeline_folder(folder: str | Path, argument: str = "--model") -> None:
@@ -185,4 +191,4 @@ def check_pipeline_folder(folder: str | Path, argument: str = "--model") -> None
     check_model_folder(folder / "transformer", argument)
 
 
-__all__ = ["check_model_folder", "check_pipeline_folder", "read_json", "weight_shapes"]
+__all__ = ["check_config_fits", "check_model_folder", "check_pipeline_folder", "read_json", "weight_shapes"]

@@ -110,11 +110,15 @@ def find_in_run(path: str | Path) -> tuple[str, Path, Path | None] | None:
     return None
 
 
-def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path):
+def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path, argument: str = "checkpoint"):
     """The DiT of a checkpoint: the architecture of `config_folder`/transformer, the checkpoint's
     EMA weights (its raw ones if the run had no EMA). The checkpoint is verified first (every file
-    present, with its size and digest; safetensors and JSON only), as a resume would."""
+    present, with its size and digest; safetensors and JSON only), as a resume would, and the config
+    against its weights before the model is built (`model_files.check_config_fits`; a ValueError names
+    `argument`)."""
     from axialrope.models import DiT
+
+    from .model_files import check_config_fits, read_json
 
     checkpoint, config_folder = Path(checkpoint), Path(config_folder)
     try:  # a checkpoint of a run of several processes holds one RNG file each; read it as such
@@ -122,7 +126,14 @@ def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path):
     except (StateFileError, AttributeError):
         processes = 1  # read_checkpoint says what is wrong
     parts = read_checkpoint(checkpoint, num_processes=processes if isinstance(processes, int) else 1).components
-    transformer = DiT.from_config(DiT.load_config(str(config_folder / "transformer")))
+    config_file = config_folder / "transformer" / "config.json"
+    config = read_json(config_file, argument)
+    if not isinstance(config, dict):
+        raise ValueError(f"{argument}: {str(config_file)!r} must hold a JSON object")
+    weights = parts.get("model.safetensors")
+    shapes = {k: tuple(v.shape) for k, v in weights.items()} if isinstance(weights, dict) else {}
+    check_config_fits(config, shapes, argument, config_file, str(checkpoint / "model.safetensors"))
+    transformer = DiT.from_config({k: v for k, v in config.items() if not k.startswith("_")})
     transformer.load_state_dict(parts["model.safetensors"])  # buffers, and the parameters of a run without EMA
     shadow = parts.get("ema.safetensors")
     if isinstance(shadow, dict) and shadow.get("shadow_params") is not None:
@@ -139,12 +150,15 @@ def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path):
 def _transformer(kind: str, source: Path, config_folder: Path | None, dtype: torch.dtype | None = None):
     from axialrope.models import DiT
 
+    from .model_files import check_model_folder
+
     if kind == "checkpoint":
         transformer = checkpoint_transformer(source, config_folder)
         # nn.Module.to, not ModelMixin.to: diffusers' warns of float32-only modules on every dtype cast,
         # even with none listed (the DiT has none)
         return transformer if dtype is None else torch.nn.Module.to(transformer, dtype=dtype)
     folder = source if kind == "model" else source / "transformer"
+    check_model_folder(folder, "model")  # whole safetensors that fit config.json, before a model is built
     return DiT.from_pretrained(str(folder), use_safetensors=True, **({} if dtype is None else {"torch_dtype": dtype}))
 
 
@@ -165,7 +179,7 @@ def check_run_part(path: str | Path, argument: str) -> bool:
         check_model_folder(source, argument)
     else:
         try:
-            checkpoint_transformer(source, config_folder)
+            checkpoint_transformer(source, config_folder, argument)
         except DamagedCheckpointError as error:
             raise ValueError(f"{argument}: checkpoint {str(source)!r} is damaged: {error}") from None
     return True
@@ -184,6 +198,9 @@ def load_run_pipeline(path: str | Path, pipeline_class: type = AxialDiTPipeline,
                          f"{pipeline_class.__name__}.from_pretrained")
     kind, source, config_folder = found
     if kind == "pipeline":
+        from .model_files import check_pipeline_folder
+
+        check_pipeline_folder(source, "model")  # as for a checkpoint or model folder: checked before it is built
         return pipeline_class.from_pretrained(source, **kwargs)
     kwargs.pop("use_safetensors", None)  # these folders are read from safetensors only anyway
     dtype, torch_dtype = kwargs.pop("dtype", None), kwargs.pop("torch_dtype", None)

@@ -7,6 +7,12 @@ raise that type with that word, and leave the folder as it was (nothing written,
 A CLI case is `pytest.param(make, word, id=...)`: `make(kit)` returns the argv. The command must
 exit with code 2 and one line on stderr naming the word, print nothing on stdout, and leave the
 folder (which is the working folder, so a default output path would show) as it was.
+
+A handled case is an input the code must take, not refuse, and take right: `(id, make, holds)`,
+where `holds(result)` checks what the call returned, and the folder is left as it was. A run case
+is `pytest.param(make, code, word, may_change, id=...)`: `axialrope *make(kit)` (a run continuing,
+or failing mid-run) exits with `code` naming the word, and loses nothing: every path outside
+`may_change` is as it was, none is added.
 """
 
 from __future__ import annotations
@@ -103,6 +109,21 @@ class Kit:
         lock = RunLock(folder, report=lambda line: None).__enter__()
         self._request.addfinalizer(lambda: lock.__exit__(None, None, None))
         return lock
+
+    def fail_write(self, folder: str, name: str) -> None:
+        """Writing the state file `name` into a folder named `folder` fails as on a full disk (ENOSPC)."""
+        import errno
+
+        from axialrope.pipelines.training import train_state
+
+        real_write = train_state.write_state
+
+        def write_state(path, value):
+            if Path(path).parent.name == folder and Path(path).name == name:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            return real_write(path, value)
+
+        self._request.getfixturevalue("monkeypatch").setattr(train_state, "write_state", write_state)
 
     @staticmethod
     def dit(**overrides):
@@ -234,6 +255,50 @@ def expect_usage_error(kit, monkeypatch, capsys):
         assert code == 2 and len(message) == 1 and captured.out == "", (code, captured.err, captured.out)
         assert word in message[0], message[0]
         assert snapshot(kit.tmp) == before
+
+    return check
+
+
+@pytest.fixture
+def expect_handled(kit):
+    """check(make, holds): the call `make(kit)` returns succeeds, `holds(its result)` is true, and it writes
+    nothing."""
+
+    def check(make, holds):
+        call = make(kit)
+        before = snapshot(kit.tmp)
+        assert holds(call())
+        assert snapshot(kit.tmp) == before
+
+    return check
+
+
+def _within(path: str, names) -> bool:
+    return any(path == name or path.startswith(name + "/") for name in names)
+
+
+@pytest.fixture
+def expect_run_outcome(kit, monkeypatch, capsys):
+    """check(make, code, word, may_change): `axialrope *make(kit)` exits `code` naming `word` (on a line of its
+    own, the one error line when `code` is not 0), and loses nothing: every path outside `may_change` (paths
+    in the case's folder: a file, or a folder and everything under it) is as it was, and none is added."""
+    from axialrope.pipelines.cli import main
+
+    def check(make, code, word, may_change):
+        argv = make(kit)
+        monkeypatch.chdir(kit.tmp)
+        before = snapshot(kit.tmp)
+        returned = main(argv)
+        captured = capsys.readouterr()
+        lines = (captured.out + captured.err).splitlines()
+        if code != 0:
+            lines = [line for line in captured.err.splitlines() if line.startswith("axialrope ")]
+            assert len(lines) == 1, captured.err[-3000:]
+        assert returned == code, captured.err[-3000:]
+        assert any(word in line for line in lines), lines
+        after = snapshot(kit.tmp)
+        assert {p: v for p, v in after.items() if not _within(p, may_change)} == {
+            p: v for p, v in before.items() if not _within(p, may_change)}
 
     return check
 

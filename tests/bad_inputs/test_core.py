@@ -172,6 +172,9 @@ CASES = [
                                                                                          "factor": 2.0}),
      ValueError, "dim must be > 2"),
     ("extrapolation-unknown-method", lambda k: lambda: Extrapolation("bogus"), ValueError, "method"),
+    ("extrapolation-unknown-name-with-entropy", lambda k: lambda: Extrapolation.from_name("yarnn+entropy"),
+     ValueError, "method"),
+    ("extrapolation-name-not-a-string", lambda k: lambda: Extrapolation.from_name(2), TypeError, "method"),
     ("extrapolation-negative-beta", lambda k: lambda: Extrapolation("yarn", beta_fast=-1.0), ValueError, "beta_fast"),
     ("riflex-temporal-axis-a-name",
      lambda k: lambda: Extrapolation("riflex", temporal_axis="t"), TypeError, "temporal_axis must be an int"),
@@ -247,3 +250,17 @@ CASES = [
 @pytest.mark.parametrize("make, error, word", [pytest.param(*case[1:4], id=case[0], marks=case[4:]) for case in CASES])
 def test_a_bad_input_raises_a_clear_error_and_writes_nothing(expect_clear_error, make, error, word):
     expect_clear_error(make, error, word)
+
+
+# (id, make(kit) -> the call, holds(its result))
+HANDLED = [
+    ("extrapolation-named-with-entropy", lambda k: lambda: Extrapolation.from_name("yarn+entropy", beta_fast=16.0),
+     lambda made: made == Extrapolation("yarn", entropy_scaling=True, beta_fast=16.0)),
+    ("extrapolation-named-without-entropy", lambda k: lambda: Extrapolation.from_name("kappa-pi"),
+     lambda made: made == Extrapolation("kappa-pi")),
+]
+
+
+@pytest.mark.parametrize("make, holds", [pytest.param(*case[1:], id=case[0]) for case in HANDLED])
+def test_an_input_that_must_be_taken_is_taken_right_and_writes_nothing(expect_handled, make, holds):
+    expect_handled(make, holds)

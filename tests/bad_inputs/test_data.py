@@ -3,7 +3,9 @@
 import io
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from axialrope.pipelines.data.buckets import Bucket
@@ -41,6 +43,43 @@ def truncated_png() -> bytes:
     return buffer.getvalue()[: len(buffer.getvalue()) * 2 // 3]
 
 
+def classes(tmp: Path, *names: str) -> Path:
+    """tmp/data: a class folder of one 16x16 PNG for each name (hidden ones included)."""
+    for name in names:
+        (tmp / "data" / name).mkdir(parents=True)
+        Image.new("RGB", (16, 16), (200, 90, 60)).save(tmp / "data" / name / "0.png")
+    return tmp / "data"
+
+
+def link(path: Path, target: Path) -> Path:
+    path.symlink_to(target, target_is_directory=target.is_dir())
+    return path.parent
+
+
+def grey_16_bit(tmp: Path) -> Path:
+    """tmp/data: one 16-bit grey PNG at half scale."""
+    (tmp / "data").mkdir()
+    Image.fromarray(np.full((8, 8), 32768, dtype=np.uint16)).save(tmp / "data" / "grey16.png")
+    return tmp / "data"
+
+
+def turned_jpeg(tmp: Path) -> Path:
+    """tmp/data: a JPEG stored 16 wide and 8 high, red on its left, whose EXIF orientation (6: turn 90 degrees
+    clockwise to show) shows it 8 wide and 16 high, red on top."""
+    (tmp / "data").mkdir()
+    pixels = np.zeros((8, 16, 3), dtype=np.uint8)
+    pixels[:, :8, 0] = 255
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    Image.fromarray(pixels).save(tmp / "data" / "turned.jpg", exif=exif, quality=100)
+    return tmp / "data"
+
+
+def red_on_top(data: ImageFolderDataset) -> bool:
+    shown = data[(0, Bucket(16, 8))]["pixel_values"]  # (3, 16, 8)
+    return data.sizes == [(8, 16)] and shown[0, :6].mean() > 0.9 and shown[0, 10:].mean() < -0.9
+
+
 def folder_run(tmp: Path, folder: Path, *extra: str) -> list[str]:
     return ["train", "--data", "image_folder", "--data-dir", str(folder), "--resolution", "16", "--output-dir",
             str(tmp / "run"), *extra]
@@ -68,6 +107,39 @@ CASES = [
                 (d / "clip" / "3.png").write_bytes(truncated_png()), lambda: VideoFolderDataset(d))[-1],
      ValueError, "3.png"),
 ]
+
+
+# (id, make(kit) -> the call, holds(its result)): folders read as a photo library reads them
+HANDLED = [
+    ("hidden-folder-is-no-class",
+     lambda k: (d := classes(k.tmp, "cats", "dogs", ".ipynb_checkpoints"), lambda: ImageFolderDataset(d))[-1],
+     lambda data: data.class_names == ("cats", "dogs") and len(data) == 2),
+    ("hidden-file-is-no-image",
+     lambda k: (d := classes(k.tmp, "cats"), (d / "cats" / "._0.png").write_bytes(b"macOS metadata"),
+                lambda: ImageFolderDataset(d))[-1], lambda data: len(data) == 1),
+    ("link-loop-ends",
+     lambda k: (d := classes(k.tmp, "cats", "dogs"), link(d / "cats" / "loop", d / "cats"),
+                lambda: ImageFolderDataset(d))[-1], lambda data: len(data) == 2),
+    ("link-loop-to-the-root-ends",
+     lambda k: (d := classes(k.tmp, "cats"), link(d / "cats" / "up", d), lambda: ImageFolderDataset(d))[-1],
+     lambda data: data.class_names == ("cats",) and len(data) == 1),
+    ("same-file-linked-twice",
+     lambda k: (d := classes(k.tmp, "cats"), link(d / "cats" / "again.png", d / "cats" / "0.png"),
+                lambda: ImageFolderDataset(d))[-1], lambda data: len(data) == 1),
+    ("class-folders-named-by-numbers",
+     lambda k: (d := classes(k.tmp, "3", "1", "2"), lambda: ImageFolderDataset(d))[-1],
+     lambda data: data.class_names == ("1", "2", "3") and data.labels.tolist() == [0, 1, 2]),
+    ("png-of-16-bit-grey",  # PIL's own conversion clips it to white
+     lambda k: (d := grey_16_bit(k.tmp), lambda: ImageFolderDataset(d)[(0, Bucket(8, 8))]["pixel_values"])[-1],
+     lambda pixels: torch.allclose(pixels, torch.full_like(pixels, 128 / 255 * 2 - 1), atol=0.01)),
+    ("jpeg-turned-by-its-exif-orientation",
+     lambda k: (d := turned_jpeg(k.tmp), lambda: ImageFolderDataset(d, default_bucket=Bucket(16, 8)))[-1], red_on_top),
+]
+
+
+@pytest.mark.parametrize("make, holds", [pytest.param(*case[1:], id=case[0]) for case in HANDLED])
+def test_an_input_that_must_be_taken_is_taken_right_and_writes_nothing(expect_handled, make, holds):
+    expect_handled(make, holds)
 
 
 # pytest.param(make(kit) -> argv, a word of the message, id=...)

@@ -5,13 +5,32 @@ import math
 import pytest
 import torch
 
-from axialrope import RopeScaling
+from axialrope import Extrapolation, RopeScaling
 from axialrope.models import TextLMConfig, TinyCausalLM, create_dit
 from axialrope.models.axial_dit.position_encoding import GridRope, RopeConfig
 
 
 def dit_call(model, timestep):
     return lambda: model(torch.zeros(1, 3, 8, 8), timestep, class_labels=torch.tensor([0]))
+
+
+def flux_with(method: str):
+    """The call: `apply_extrapolation` on a tiny Flux transformer with `method`; returns the handle's method."""
+    from diffusers import FluxTransformer2DModel
+
+    from axialrope.models import apply_extrapolation
+
+    torch.manual_seed(0)
+    model = FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
+                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=8,
+                                   pooled_projection_dim=8, axes_dims_rope=(4, 6, 6))
+
+    def call():
+        handle = apply_extrapolation(model, method, trained_grid=(8, 8))
+        handle.remove()
+        return handle.extrapolation
+
+    return call
 
 
 def lm():
@@ -57,3 +76,15 @@ CASES = [
 @pytest.mark.parametrize("make, error, word", [pytest.param(*case[1:4], id=case[0], marks=case[4:]) for case in CASES])
 def test_a_bad_input_raises_a_clear_error_and_writes_nothing(expect_clear_error, make, error, word):
     expect_clear_error(make, error, word)
+
+
+# (id, make(kit) -> the call, holds(its result))
+HANDLED = [
+    ("apply-extrapolation-with-entropy",  # the names the CLI takes, for a diffusers model too
+     lambda k: flux_with("yarn+entropy"), lambda method: method == Extrapolation("yarn", entropy_scaling=True)),
+]
+
+
+@pytest.mark.parametrize("make, holds", [pytest.param(*case[1:], id=case[0]) for case in HANDLED])
+def test_an_input_that_must_be_taken_is_taken_right_and_writes_nothing(expect_handled, make, holds):
+    expect_handled(make, holds)

@@ -1,6 +1,7 @@
 """Bad inputs of sampling: model and pipeline folders, the pipeline's call, output paths, devices, and
 `axialrope sample` / `axialrope compare`."""
 
+import json
 import math
 import os
 
@@ -27,6 +28,24 @@ def nan_weights_pipe(k):
     pipe = AxialDiTPipeline.from_model(model)
     pipe.set_progress_bar_config(disable=True)
     return pipe
+
+
+def deep_run_config(run):
+    """A training run whose configs claim depth 10^8: its recorded architecture (pipeline-config/transformer/,
+    which its checkpoints load in), its model/ and its pipeline/."""
+    for config in (run / "pipeline-config" / "transformer" / "config.json", run / "model" / "config.json",
+                   run / "pipeline" / "transformer" / "config.json"):
+        config.write_text(json.dumps({**json.loads(config.read_text()), "depth": 10**8}))
+    return run
+
+
+def class_ids(k, names: list[str] | None, texts: tuple[str, ...]):
+    """The call: the class ids that `--classes *texts` samples with a tiny pipeline of classes `names`."""
+    from axialrope.pipelines.cli.sample import class_label
+    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+
+    pipe = AxialDiTPipeline.from_model(k.dit(num_classes=3), class_names=names)
+    return lambda: [pipe.class_id(class_label(pipe, text)) for text in texts]
 
 
 def band(up_to_scale, method="pi", entropy_scaling=False) -> dict:
@@ -177,6 +196,24 @@ def test_a_bad_input_raises_a_clear_error_and_writes_nothing(expect_clear_error,
     expect_clear_error(make, error, word)
 
 
+# (id, make(kit) -> the call, holds(its result))
+HANDLED = [
+    ("classes-named-by-numbers",  # folders "1", "2", "3": --classes 1 is the class "1" (id 0); "0" is no name
+     lambda k: class_ids(k, ["1", "2", "3"], ("1", "3", "0")), lambda ids: ids == [0, 2, 0]),
+    ("classes-by-name-or-id", lambda k: class_ids(k, ["circle", "ring", "cross"], ("ring", "2")),
+     lambda ids: ids == [1, 2]),
+    ("pipeline-extrapolation-with-entropy",  # the names the CLI takes
+     lambda k: lambda: k.pipe(class_labels=[0], height=48, width=48, num_inference_steps=1, output_type="pt",
+                              extrapolation="yarn+entropy").images,
+     lambda images: images.shape == (1, 3, 48, 48) and bool(torch.isfinite(images).all())),
+]
+
+
+@pytest.mark.parametrize("make, holds", [pytest.param(*case[1:], id=case[0]) for case in HANDLED])
+def test_an_input_that_must_be_taken_is_taken_right_and_writes_nothing(expect_handled, make, holds):
+    expect_handled(make, holds)
+
+
 # pytest.param(make(kit) -> argv, a word of the message, id=...)
 CLI_CASES = [
     pytest.param(lambda k: ["sample", "--device", "cuda"], "CUDA", id="sample-cuda-without-gpu", marks=NEEDS_NO_GPU),
@@ -230,6 +267,13 @@ CLI_CASES = [
                  id="sample-weights-with-a-sparse-84-gib-tail"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=10**8),
                             ["sample", "--model", str(f)])[-1], "depth 100000000", id="sample-config-depth-1e8"),
+    pytest.param(lambda k: (f := deep_run_config(k.run()), ["sample", "--model", str(f / "checkpoints" /
+                                                                              "checkpoint-000002")])[-1],
+                 "depth 100000000", id="sample-checkpoint-config-depth-1e8"),
+    pytest.param(lambda k: (f := deep_run_config(k.run()), ["sample", "--model", str(f / "model")])[-1],
+                 "depth 100000000", id="sample-run-model-config-depth-1e8"),
+    pytest.param(lambda k: ["sample", "--model", str(deep_run_config(k.run()))], "depth 100000000",
+                 id="sample-run-pipeline-config-depth-1e8"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.truncate(k.weights_file(f / "transformer")),
                             ["sample", "--model", str(f)])[-1], "truncated", id="sample-truncated-model"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.edit_json(f / "transformer" / "config.json", depth=2),
@@ -253,6 +297,9 @@ HOSTILE_SIZES = [
                             ["sample", "--model", str(f)])[-1], "depth 100000000", id="config-json-depth-1e8"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.sparse_tail(k.weights_file(f / "transformer"), 84),
                             ["sample", "--model", str(f)])[-1], "longer than its tensors", id="sparse-84-gib-weights"),
+    pytest.param(lambda k: (f := deep_run_config(k.run()), ["sample", "--model", str(f / "checkpoints" /
+                                                                              "checkpoint-000002")])[-1],
+                 "depth 100000000", id="checkpoint-config-depth-1e8"),
     pytest.param(lambda k: (f := k.pipeline_folder(), k.claimed_weights(k.weights_file(f / "transformer"), 84),
                             ["sample", "--model", str(f)])[-1], "GiB", id="84-gib-of-weights"),
 ]

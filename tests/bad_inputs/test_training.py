@@ -9,9 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
+from axialrope.pipelines.sampling.runs import load_run_pipeline
 from axialrope.pipelines.training.checkpoints import DamagedCheckpointError, find_resumable, read_checkpoint
 from axialrope.pipelines.training.config import TrainConfig, read_config_file
+from axialrope.pipelines.training.run_folder import LOCK_FILE
 from axialrope.pipelines.training.text_lm import load_checkpoint
 from axialrope.pipelines.training.train_state import StateFileError, read_state, write_state
 
@@ -70,6 +73,31 @@ def edit_trainer_state(run: Path, step: int, **changes) -> Path:
     state = json.loads((folder / "trainer_state.json").read_text())
     (folder / "trainer_state.json").write_text(json.dumps({**state, **changes}))
     return folder
+
+
+def cut_last_line(path: Path) -> Path:
+    """The file's last line cut short, as a crash mid-write leaves it."""
+    path.write_bytes(path.read_bytes()[:-10])
+    return path
+
+
+def link_out(run: Path, step: int, outside: Path) -> Path:
+    """The run's checkpoint of `step` moved to `outside`, a link to it in its place; returns `outside`."""
+    folder = run / "checkpoints" / f"checkpoint-{step:06d}"
+    shutil.move(folder, outside)
+    folder.symlink_to(outside, target_is_directory=True)
+    return outside
+
+
+def killed_before_the_pipeline(run: Path) -> Path:
+    """The run as a kill between its final saves leaves it: model/ and model_ema/ of the last step published,
+    pipeline/ not (a resume removes it first; a fresh run has none yet)."""
+    shutil.rmtree(run / "pipeline")
+    return run
+
+
+def same_weights(a, b) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[key], b[key]) for key in a)
 
 
 # (id, make(kit) -> the call, error type, a word of the message)
@@ -246,6 +274,11 @@ CLI_CASES = [
                  "truncated", id="train-truncated-init-from"),
     pytest.param(lambda k: ["train", "--resume", str(k.tmp / "checkpoint-000004")], "resume",
                  id="train-resume-missing"),
+    pytest.param(lambda k: (f := k.run(), config := f / "pipeline-config" / "transformer" / "config.json",
+                            k.edit_json(config, depth=10**8), ["train", "--output-dir", str(k.tmp / "new"),
+                                                               "--init-from", str(f / "checkpoints" /
+                                                                                  "checkpoint-000002")])[-1],
+                 "depth 100000000", id="train-init-from-a-checkpoint-whose-config-says-depth-1e8"),
     pytest.param(lambda k: ["train", "--rope-theta", "0.5"], "rope_theta", id="train-theta-below-1"),
     pytest.param(lambda k: ["train", "--learning-rate", "inf"], "learning_rate", id="train-learning-rate-inf"),
     pytest.param(lambda k: ["train", "--guidance-scale", "1e30"], "guidance_scale", id="train-guidance-1e30"),
@@ -302,6 +335,53 @@ CLI_CASES = [
 @pytest.mark.parametrize("make, word", CLI_CASES)
 def test_a_bad_command_line_is_a_one_line_usage_error_before_any_output(expect_usage_error, make, word):
     expect_usage_error(make, word)
+
+
+# (id, make(kit) -> the call, holds(its result))
+HANDLED = [
+    ("killed-between-the-final-saves",
+     lambda k: (f := killed_before_the_pipeline(k.run()), lambda: (
+         load_run_pipeline(f).transformer.state_dict(), load_run_pipeline(f / "model_ema").transformer.state_dict()))[
+         -1], lambda served: same_weights(*served)),  # the folder serves the newest checkpoint: the last step's weights
+]
+
+
+@pytest.mark.parametrize("make, holds", [pytest.param(*case[1:], id=case[0]) for case in HANDLED])
+def test_an_input_that_must_be_taken_is_taken_right_and_writes_nothing(expect_handled, make, holds):
+    expect_handled(make, holds)
+
+
+# what a resume to step 3 of a run (RUN) rewrites or adds; everything else stays as it was
+RESUMED = tuple(f"run/{name}" for name in ("loss.jsonl", "loss.png", "samples.png", "config.yaml", "model", "model_ema",
+                                           "pipeline", "pipeline-config", "checkpoints/checkpoint-000003"))
+TO_STEP_3 = ("--resume", "latest", "--max-steps", "3")
+
+# pytest.param(make(kit) -> argv, exit code, a word of the output, the paths that may change, id=...)
+RUN_CASES = [
+    pytest.param(lambda k: (f := k.run(), (f / "loss.jsonl").unlink(), k.run_argv(f, *TO_STEP_3))[-1], 0,
+                 "loss.jsonl is missing", RESUMED, id="train-resume-after-the-loss-log-was-deleted"),
+    pytest.param(lambda k: (f := k.run(), cut_last_line(f / "loss.jsonl"), k.run_argv(f, *TO_STEP_3))[-1], 0,
+                 "cut short by a crash", RESUMED, id="train-resume-after-the-loss-log-was-cut-short"),
+    pytest.param(lambda k: (f := k.run(), (f / LOCK_FILE).write_text("process 999999 on elsewhere, started 2026"),
+                            k.run_argv(f, *TO_STEP_3))[-1], 0, "took over the lock left by a run that no longer runs",
+                 (*RESUMED, f"run/{LOCK_FILE}"), id="train-resume-over-the-stale-lock-of-a-killed-run"),
+    pytest.param(lambda k: (f := k.run(), link_out(f, 1, k.tmp / "elsewhere"),
+                            k.run_argv(f, *TO_STEP_3, "--checkpoints-total-limit", "1"))[-1], 0,
+                 "checkpoints_total_limit", (*RESUMED, "run/checkpoints"),  # tmp/elsewhere, the link's target, stays
+                 id="train-pruning-a-linked-checkpoint-deletes-only-the-link"),
+    pytest.param(lambda k: (f := k.run(), k.fail_write("checkpoint-000003.tmp", "optimizer.safetensors"),
+                            k.run_argv(f, *TO_STEP_3))[-1], 1, "the last complete checkpoint is checkpoint-000002",
+                 ("run/loss.jsonl", "run/config.yaml", "run/pipeline"), id="train-full-disk-at-a-checkpoint"),
+    pytest.param(lambda k: ((k.tmp / "run").mkdir(), k.run_argv(k.tmp / "run", "--learning-rate", "1e30",
+                                                                 "--lr-warmup-steps", "0", "--sample-steps", "2"))[-1],
+                 1, "learning_rate", ("run/loss.jsonl", "run/config.yaml", "run/checkpoints", "run/pipeline-config"),
+                 id="train-weights-that-diverge-write-no-final-model"),
+]
+
+
+@pytest.mark.parametrize("make, code, word, may_change", RUN_CASES)
+def test_a_run_on_a_hostile_folder_loses_nothing(expect_run_outcome, make, code, word, may_change):
+    expect_run_outcome(make, code, word, may_change)
 
 
 # the hostile sizes, each in a process of its own under `ulimit -v 8000000`: pytest.param(make(kit) -> argv, word)

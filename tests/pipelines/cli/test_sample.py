@@ -171,15 +171,3 @@ def test_output_names_are_checked_before_sampling(tiny_folders, tmp_path, capsys
     assert main(["compare", "--model", str(tiny_folders / "image"), "--out", str(tmp_path / "c.mp4")]) == 2
     assert "output must end in one of .png" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
-
-
-def test_classes_are_names_first_then_ascii_ids():
-    """Class folders named "1", "2", "3" are names: --classes 1 is the class "1" (id 0), not id 1; "٣" is no id."""
-    from types import SimpleNamespace
-
-    from axialrope.pipelines.cli.sample import class_label
-
-    numbered = SimpleNamespace(config=SimpleNamespace(class_names=["1", "2", "3"]))
-    assert [class_label(numbered, text) for text in ("1", "3", "0")] == ["1", "3", 0]
-    plain = SimpleNamespace(config=SimpleNamespace(class_names=["circle", "ring"]))
-    assert [class_label(plain, text) for text in ("ring", "1", "\u0663")] == ["ring", 1, "\u0663"]

@@ -196,31 +196,3 @@ def test_missing_empty_and_unreadable_folders_fail_at_construction(tmp_path):
     (tmp_path / "bad" / "broken.png").write_bytes(b"not a png")
     with pytest.raises(ValueError, match="broken.png"):
         ImageFolderDataset(tmp_path / "bad")
-
-
-def test_hidden_folders_and_files_are_skipped_and_no_folder_is_read_twice(tmp_path):
-    for name in ("cats", "dogs"):
-        _save_image(tmp_path / name / "0.png", 16, 16)
-    _save_image(tmp_path / ".ipynb_checkpoints" / "0-checkpoint.png", 16, 16)  # not a class
-    _save_image(tmp_path / "cats" / "._0.png", 16, 16)  # a hidden file (macOS metadata): not an image
-    (tmp_path / "cats" / "loop").symlink_to(tmp_path / "cats", target_is_directory=True)  # a link loop
-    (tmp_path / "dogs" / "again").symlink_to(tmp_path / "dogs" / "0.png")  # the same file, reached twice
-    data = ImageFolderDataset(tmp_path, default_bucket=Bucket(16, 16))
-    assert data.class_names == ("cats", "dogs") and len(data) == 2
-
-
-def test_images_are_read_as_a_photo_library_shows_them(tmp_path):
-    (tmp_path / "photos").mkdir()
-    grey = np.full((8, 8), 32768, dtype=np.uint16)  # a 16-bit grey at half scale
-    Image.fromarray(grey).save(tmp_path / "photos" / "grey16.png")
-    turned = np.zeros((8, 16, 3), dtype=np.uint8)  # stored 16 wide, 8 high, red on its left
-    turned[:, :8, 0] = 255
-    exif = Image.Exif()
-    exif[0x0112] = 6  # "rotate 90 clockwise to show": shown 8 wide, 16 high, red on top
-    Image.fromarray(turned).save(tmp_path / "photos" / "turned.jpg", exif=exif, quality=100)
-    data = ImageFolderDataset(tmp_path / "photos", default_bucket=Bucket(16, 8))
-    assert data.sizes == [(8, 8), (8, 16)]  # (width, height), as shown
-    grey_pixels = data[(0, Bucket(8, 8))]["pixel_values"]
-    assert torch.allclose(grey_pixels, torch.full_like(grey_pixels, 128 / 255 * 2 - 1), atol=0.01)  # not white
-    shown = data[(1, Bucket(16, 8))]["pixel_values"]  # (3, 16, 8): red on the top half
-    assert shown[0, :6].mean() > 0.9 and shown[0, 10:].mean() < -0.9
