@@ -23,5 +23,6 @@
 - `qwen21`: Qwen-Image 2.1's rope over the joint text and image sequence.
 - `rope_embedder`: Z-Image's RopeEmbedder (a plain object) and its copies (ControlNet, BriaFibo 2.0).
 - `kandinsky`: Kandinsky 5 and 6's rotation matrices over positions divided by a scale factor.
+- `cosmos3`: interleaved MRoPE over Cosmos 3's packed omni sequence, the vision grid extrapolated.
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

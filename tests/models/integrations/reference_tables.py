@@ -629,3 +629,37 @@ def kandinsky_reference(family, model, inputs, grid, trained, method, timestep, 
 
 
 REFERENCES.update({"KandinskyKind": kandinsky_reference})
+
+# -- regD: Cosmos 3's packed omni sequence ----------------------------------------------------------------------
+
+
+def cosmos3_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Cosmos 3's interleaved MRoPE: pair j of one list (head_dim, theta) rotates with y (j = 1 mod 3, j < 3
+    section_y), x (j = 2 mod 3, j < 3 section_x) or t; a generated row at o + d (o: each axis's least generated
+    position) takes o f_j + d f'_j, f' the method's list for the pair's axis (its length in t, y or x); text rows
+    as trained; the gain on all. One position unit per frame (the tiny inputs' 24 fps)."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    head_dim, theta, section = config.head_dim, float(config.rope_theta), config.rope_axes_dim
+    pairs = head_dim // 2
+    axis = np.zeros(pairs, dtype=int)
+    for a in (1, 2):
+        axis[np.arange(a, 3 * section[a], 3)] = a
+    base = base_freqs(head_dim, theta)
+    scaled = [axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors)
+              for n, tr in zip(grid, trained, strict=True)]
+    freqs = np.array([scaled[axis[j]][0][j] for j in range(pairs)])
+    gains = np.array([scaled[axis[j]][1] for j in range(pairs)])
+    ids = inputs["position_ids"].double().numpy().T  # (L, 3)
+    text = inputs["und_len"]
+    origin = ids[text:].min(0)
+    generated = origin[axis] * base + (ids[text:, axis] - origin[axis]) * freqs
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    out = []
+    for f in (np.cos, np.sin):
+        table = np.concatenate([f(ids[:text, axis] * base), f(generated) * gains]) * gain
+        out.append(torch.from_numpy(np.concatenate([table, table], -1)).float()[None])
+    return tuple(out)
+
+
+REFERENCES["Cosmos3Kind"] = cosmos3_reference
