@@ -356,9 +356,9 @@ REFERENCES["JoyImageRangeKind"] = joyimage_range_reference
 def ltx2_reference(family, model, inputs, grid, trained, method, timestep, authors):
     """LTX-2's video table at the patches' midpoints m: angles omega_i (2 m_a / base_a - 1), pair (i, axis) ->
     3 i + axis, written through the core representation (base theta^(n / (n - 1)) at c = (pi / 2) theta
-    (2 g - 1), core pair n - 1 - i); time as trained, y and x by the method over their trained length in c
-    units; "interleaved" (1, seq, dim) each pair twice or "split" (1, heads, seq, dim / 2), pass-through
-    channels first (cos the logit gain, sin 0)."""
+    (2 g - 1), core pair n - 1 - i); t, y and x by the method over their trained length in c units (a latent
+    frame spans vae_t * patch_t / 24 s: the tiny inputs' fps); "interleaved" (1, seq, dim) each pair twice or
+    "split" (1, heads, seq, dim / 2), pass-through channels first (cos the logit gain, sin 0)."""
     t = family.time.to_t(timestep)
     config = model.config
     dim = config.num_attention_heads * config.attention_head_dim
@@ -367,11 +367,11 @@ def ltx2_reference(family, model, inputs, grid, trained, method, timestep, autho
     bases = np.array([config.pos_embed_max_pos, config.base_height, config.base_width], dtype=float)
     middle = inputs["video_coords"].double().mean(-1)[0].numpy()  # (3, seq)
     c = np.pi / 2 * theta * (2 * middle / bases[:, None] - 1)
-    spacing = [np.pi * theta * config.vae_scale_factors[a] * config.patch_size / bases[a] for a in (1, 2)]
+    patches = (config.patch_size_t / 24.0, config.patch_size, config.patch_size)
+    spacing = [np.pi * theta * config.vae_scale_factors[a] * patches[a] / bases[a] for a in range(3)]
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
-    per_axis = [(base_freqs(2 * n, core), 1.0)] + [
-        axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
-        for a in (0, 1)]
+    per_axis = [axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
+                for a in range(3)]
     angles = np.stack([c[a] * per_axis[a][0][n - 1 - i] for i in range(n) for a in range(3)], -1)
     gains = np.array([per_axis[a][1] * gain for i in range(n) for a in range(3)])
     cos, sin = np.cos(angles) * gains, np.sin(angles) * gains
