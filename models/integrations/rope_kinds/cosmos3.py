@@ -60,6 +60,8 @@ class Cosmos3Rope(ExtrapolatedRope):
         if not shapes or und_len is None or where is None or position_ids.ndim != 3 or position_ids.shape[1] != 1:
             return out  # no generated grid in this call (or a batch the model never packs): as trained
         grid = tuple(max(int(shape[a]) for shape in shapes) for a in range(3))
+        if all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True)):
+            return out  # the trained encoding: no positions read
         ids = rearrange(position_ids[:, 0].detach().to("cpu", torch.float64), "a l -> l a")
         frames, height, width = (int(n) for n in shapes[0])  # the first vision item (the pipeline packs one)
         first = int(where[0])

@@ -24,8 +24,8 @@ def make_cosmos3():
                                   rope_axes_dim=(4, 2, 2)).eval()
 
 
-def cosmos3_inputs(model, grid, timestep):
-    """Text then a (t, h, w) vision grid, packed as Cosmos3OmniPipeline packs them at 24 fps."""
+def cosmos3_inputs(model, grid, timestep, fps=24.0):
+    """Text then a (t, h, w) vision grid, packed as Cosmos3OmniPipeline packs them (its default 24 fps)."""
     from diffusers.pipelines.cosmos.pipeline_cosmos3_omni import (
         get_3d_mrope_ids_text_tokens,
         get_3d_mrope_ids_vae_tokens,
@@ -34,7 +34,7 @@ def cosmos3_inputs(model, grid, timestep):
     config, (t, h, w), text = model.config, grid, COSMOS3_TEXT
     text_ids, after = get_3d_mrope_ids_text_tokens(num_tokens=text, temporal_offset=0, use_float_positions=True)
     vision_ids, _ = get_3d_mrope_ids_vae_tokens(t, h, w, after + config.unified_3d_mrope_temporal_modality_margin,
-                                                fps=24.0, base_fps=float(config.base_fps),
+                                                fps=fps, base_fps=float(config.base_fps),
                                                 temporal_compression_factor=4)
     g, tokens = torch.Generator().manual_seed(0), t * h * w
     vision = torch.arange(text, text + tokens)
