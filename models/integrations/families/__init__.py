@@ -6,6 +6,7 @@ from . import (
     anyflow,
     cogvideox,
     cosmos,
+    cosmos3,
     embed_nd,
     fitted,
     flux,
@@ -30,4 +31,4 @@ FAMILIES = (*flux.FAMILIES, *qwen_image.FAMILIES, *wan.FAMILIES, *hunyuan_video.
             *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES, *pipeline_built.FAMILIES,
             *fitted.FAMILIES, *lumina.FAMILIES, *ideogram4.FAMILIES, *mochi.FAMILIES, *cosmos.FAMILIES,
             *helios.FAMILIES, *sana_wm.FAMILIES, *joyimage.FAMILIES, *ltx2.FAMILIES, *embed_nd.FAMILIES,
-            *z_image.FAMILIES, *kandinsky.FAMILIES)
+            *z_image.FAMILIES, *kandinsky.FAMILIES, *cosmos3.FAMILIES)

@@ -18,10 +18,11 @@
 - `helios`: frame indices per stream, one tensor of cos and sin channels (Helios).
 - `sana_wm`: grid sizes in, a complex table out (SANA-WM).
 - `joyimage`: a rope that is a method of the model, shadowed on the instance (JoyImage Edit).
-- `ltx2`: LTX-2's video rope at the pipeline's coordinates, y and x extrapolated.
+- `ltx2`: LTX-2's video rope at the pipeline's coordinates, t, y and x extrapolated.
 - `embed_nd`: EmbedND ropes given batched ids built in the forward (HiDream, PRX, ERNIE-Image's angles).
 - `qwen21`: Qwen-Image 2.1's rope over the joint text and image sequence.
 - `rope_embedder`: Z-Image's RopeEmbedder (a plain object) and its copies (ControlNet, BriaFibo 2.0).
 - `kandinsky`: Kandinsky 5 and 6's rotation matrices over positions divided by a scale factor.
+- `cosmos3`: interleaved MRoPE over Cosmos 3's packed omni sequence, the vision grid extrapolated.
 `base` holds what they share; `references` the rule for reference images (the `reference` option).
 """

@@ -6,9 +6,11 @@ gives pair (i, axis) -> 3 i + axis the angle omega_i (2 g_a - 1), omega_i = (pi 
 n = inner_dim // 6, as LTX-Video (`ltx.py`: the core sees an axial RoPE with base theta^(n / (n - 1))
 at c_a = (pi / 2) theta (2 g_a - 1)). Tables: "interleaved" (b, seq, inner_dim), each pair twice,
 inner_dim % 6 leading pass-through channels; "split" (b, heads, seq, head_dim // 2), pass-through
-first. Only y and x take the method: their extent in tokens is read from the coordinates (the
-pipeline's keyframe tokens included), their spacing is the VAE factor times the patch over the
-base. Time, and with it the audio and cross-attention ropes (time only), stays as trained.
+first. Time, y and x take the method: their extent in tokens is read from the coordinates (the
+pipeline's keyframe tokens included); the spacing of y and x is the VAE factor times the patch over
+the base, that of time a latent frame's span in seconds (its bounds' width: the call's own frame
+rate) over the base. The audio rope and the two cross-attention ropes are other modules, kept as
+trained (see `families/ltx2.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from typing import ClassVar
 import torch
 from einops import rearrange
 
+from axialrope import rope_frequencies
+
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, full_width, plan_key, tensor_key
+
+DEFAULT_FPS = 24.0  # LTX2Pipeline's frame_rate
 
 
 def ltx2_pairs(config) -> int:
@@ -34,6 +40,15 @@ class LTX2Kind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> LTX2Rope:
         return LTX2Rope(original, setup)
+
+    def temporal_frequencies(self, setup: RopeSetup) -> tuple[torch.Tensor, float]:
+        """The core's time frequencies (base theta^(n / (n - 1))) per c unit, and c units per latent frame at
+        LTX2Pipeline's default frame rate (`DEFAULT_FPS`)."""
+        config = setup.config
+        pairs, theta = ltx2_pairs(config), float(config["rope_theta"])
+        seconds = float(config["vae_scale_factors"][0]) * int(config["patch_size_t"]) / DEFAULT_FPS
+        inv_freq = rope_frequencies(2 * pairs, theta ** (pairs / (pairs - 1)))[0]
+        return inv_freq, math.pi * theta * seconds / float(config["pos_embed_max_pos"])
 
 
 class LTX2Rope(ExtrapolatedRope):
@@ -65,6 +80,17 @@ class LTX2Rope(ExtrapolatedRope):
     def prepare_coords(self, *args, **kwargs):
         return self.original.prepare_coords(*args, **kwargs)
 
+    @staticmethod
+    def seconds_per_frame(whole: torch.Tensor, middle: torch.Tensor) -> float:
+        """A latent frame's span in seconds: the widest time bounds of coords (b, 3, seq, 2) (the first frame's are
+        clamped narrower), else the widest gap between the time midpoints (b, 3, seq); 1 for a single frame."""
+        if whole.ndim == 4:
+            step = float((whole[:, 0, :, 1] - whole[:, 0, :, 0]).amax())
+        else:
+            times = middle[:, 0].flatten().unique()
+            step = float(times.diff().amax()) if times.numel() > 1 else 0.0
+        return step if step > 0 else 1.0
+
     def planned_axes(self):
         return [(2 * self.pairs, self.core_theta)] * len(self.setup.family.planned_axes)
 
@@ -74,10 +100,10 @@ class LTX2Rope(ExtrapolatedRope):
             return self.original(coords, device=device)
         whole = coords.detach().to("cpu", torch.float64)
         middle = whole.mean(dim=-1) if whole.ndim == 4 else whole  # (b, 3, seq): the patches' midpoints
+        steps = (self.seconds_per_frame(whole, middle), *self.pixel_steps)  # per token: t, y, x
         grid = tuple(int(round(float(middle[:, a].amax() - middle[:, a].amin()) / step)) + 1
-                     for a, step in zip((1, 2), self.pixel_steps, strict=True))
-        spacing = tuple(math.pi * self.theta * step / base
-                        for step, base in zip(self.pixel_steps, self.bases[1:], strict=True))
+                     for a, step in enumerate(steps))
+        spacing = tuple(math.pi * self.theta * step / base for step, base in zip(steps, self.bases, strict=True))
         plan = self.plan(grid, spacing)
         if plan is None:
             return self.original(coords, device=device)

@@ -32,6 +32,23 @@ def pair_axes(pairs: int, section) -> torch.Tensor:
     return axes
 
 
+def interleaved_angles(ids: torch.Tensor, origin: torch.Tensor, axes: torch.Tensor, head_dim: int, theta: float,
+                       scalings) -> tuple[torch.Tensor, torch.Tensor]:
+    """Angles (..., pairs) float64 and per-pair gains (pairs,) of positions ids (..., 3) under per-axis scalings.
+
+    Pair j takes the method's list for its axis `axes[j]` (`rope_frequencies(head_dim, theta, scaling)`, the whole
+    list's entry j) on the distance from `origin` (3,), and the trained list on the origin itself: tokens see each
+    other through the method, and anything at the origin keeps its trained phase.
+    """
+    trained = rope_frequencies(head_dim, theta)[0]
+    freqs, gains = torch.empty_like(trained), torch.empty_like(trained)
+    for axis, scaling in enumerate(scalings):
+        scaled, factor = rope_frequencies(head_dim, theta, scaling)
+        freqs[axes == axis], gains[axes == axis] = scaled[axes == axis], factor
+    distance = (ids - origin).gather(-1, axes.expand(*ids.shape[:-1], -1))  # (..., pairs)
+    return origin[axes] * trained + distance * freqs, gains
+
+
 @dataclass(frozen=True)
 class InterleavedMRopeKind(RopeKind):
     """section: the config key of the pairs per axis; offset: the image's origin on every axis."""
@@ -62,14 +79,9 @@ class InterleavedMRope(ExtrapolatedRope):
         def build():
             head_dim, theta = self.setup.dims[0], self.setup.thetas[0]
             axes = pair_axes(head_dim // 2, self.setup.config[self.setup.family.kind.section])
-            trained = rope_frequencies(head_dim, theta)[0]
-            freqs, gains = torch.empty_like(trained), torch.empty_like(trained)
-            for axis, scaling in enumerate(self.axis_scalings(plan)):
-                scaled, factor = rope_frequencies(head_dim, theta, scaling)
-                freqs[axes == axis], gains[axes == axis] = scaled[axes == axis], factor
             ids = position_ids.detach().to("cpu", torch.float64)
-            distance = (ids - offset).gather(-1, axes.expand(*ids.shape[:-1], -1))  # (b, L, pairs)
-            angles = offset * trained + distance * freqs
+            angles, gains = interleaved_angles(ids, torch.full((3,), float(offset), dtype=torch.float64), axes,
+                                               head_dim, theta, self.axis_scalings(plan))
             gain = math.sqrt(plan.logit_scale)
             cos, sin = (torch.cat([f(angles) * gains] * 2, -1) * gain for f in (torch.cos, torch.sin))
             keep = ~image.cpu()[..., None]

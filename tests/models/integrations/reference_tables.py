@@ -356,9 +356,9 @@ REFERENCES["JoyImageRangeKind"] = joyimage_range_reference
 def ltx2_reference(family, model, inputs, grid, trained, method, timestep, authors):
     """LTX-2's video table at the patches' midpoints m: angles omega_i (2 m_a / base_a - 1), pair (i, axis) ->
     3 i + axis, written through the core representation (base theta^(n / (n - 1)) at c = (pi / 2) theta
-    (2 g - 1), core pair n - 1 - i); time as trained, y and x by the method over their trained length in c
-    units; "interleaved" (1, seq, dim) each pair twice or "split" (1, heads, seq, dim / 2), pass-through
-    channels first (cos the logit gain, sin 0)."""
+    (2 g - 1), core pair n - 1 - i); t, y and x by the method over their trained length in c units (a latent
+    frame spans vae_t * patch_t / 24 s: the tiny inputs' fps); "interleaved" (1, seq, dim) each pair twice or
+    "split" (1, heads, seq, dim / 2), pass-through channels first (cos the logit gain, sin 0)."""
     t = family.time.to_t(timestep)
     config = model.config
     dim = config.num_attention_heads * config.attention_head_dim
@@ -367,11 +367,11 @@ def ltx2_reference(family, model, inputs, grid, trained, method, timestep, autho
     bases = np.array([config.pos_embed_max_pos, config.base_height, config.base_width], dtype=float)
     middle = inputs["video_coords"].double().mean(-1)[0].numpy()  # (3, seq)
     c = np.pi / 2 * theta * (2 * middle / bases[:, None] - 1)
-    spacing = [np.pi * theta * config.vae_scale_factors[a] * config.patch_size / bases[a] for a in (1, 2)]
+    patches = (config.patch_size_t / 24.0, config.patch_size, config.patch_size)
+    spacing = [np.pi * theta * config.vae_scale_factors[a] * patches[a] / bases[a] for a in range(3)]
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
-    per_axis = [(base_freqs(2 * n, core), 1.0)] + [
-        axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
-        for a in (0, 1)]
+    per_axis = [axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
+                for a in range(3)]
     angles = np.stack([c[a] * per_axis[a][0][n - 1 - i] for i in range(n) for a in range(3)], -1)
     gains = np.array([per_axis[a][1] * gain for i in range(n) for a in range(3)])
     cos, sin = np.cos(angles) * gains, np.sin(angles) * gains
@@ -629,3 +629,37 @@ def kandinsky_reference(family, model, inputs, grid, trained, method, timestep, 
 
 
 REFERENCES.update({"KandinskyKind": kandinsky_reference})
+
+# -- regD: Cosmos 3's packed omni sequence ----------------------------------------------------------------------
+
+
+def cosmos3_reference(family, model, inputs, grid, trained, method, timestep, authors):
+    """Cosmos 3's interleaved MRoPE: pair j of one list (head_dim, theta) rotates with y (j = 1 mod 3, j < 3
+    section_y), x (j = 2 mod 3, j < 3 section_x) or t; a generated row at o + d (o: each axis's least generated
+    position) takes o f_j + d f'_j, f' the method's list for the pair's axis (its length in t, y or x); text rows
+    as trained; the gain on all. One position unit per frame (the tiny inputs' 24 fps)."""
+    t = family.time.to_t(timestep)
+    config = model.config
+    head_dim, theta, section = config.head_dim, float(config.rope_theta), config.rope_axes_dim
+    pairs = head_dim // 2
+    axis = np.zeros(pairs, dtype=int)
+    for a in (1, 2):
+        axis[np.arange(a, 3 * section[a], 3)] = a
+    base = base_freqs(head_dim, theta)
+    scaled = [axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors)
+              for n, tr in zip(grid, trained, strict=True)]
+    freqs = np.array([scaled[axis[j]][0][j] for j in range(pairs)])
+    gains = np.array([scaled[axis[j]][1] for j in range(pairs)])
+    ids = inputs["position_ids"].double().numpy().T  # (L, 3)
+    text = inputs["und_len"]
+    origin = ids[text:].min(0)
+    generated = origin[axis] * base + (ids[text:, axis] - origin[axis]) * freqs
+    gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
+    out = []
+    for f in (np.cos, np.sin):
+        table = np.concatenate([f(ids[:text, axis] * base), f(generated) * gains]) * gain
+        out.append(torch.from_numpy(np.concatenate([table, table], -1)).float()[None])
+    return tuple(out)
+
+
+REFERENCES["Cosmos3Kind"] = cosmos3_reference

@@ -151,7 +151,8 @@ def test_the_declaration_describes_the_models_own_rope(member, tiny, reference, 
     expected = reference.reference_for(family.kind)(family, model, small.inputs(model, small.trained, timestep),
                                                     small.trained, small.trained, "none", timestep, authors)
     tolerance = 2e-3 if type(family.kind).__name__ in ("LTXKind", "LTX2Kind") else 1e-5
-    if type(family.kind).__name__ == "InterleavedMRopeKind":  # Ideogram 4's image sits at 65536: float32 angles
+    if type(family.kind).__name__ in ("InterleavedMRopeKind", "Cosmos3Kind"):  # float32 angles of far positions:
+        # Ideogram 4's image sits at 65536, Cosmos 3's generated rows at 15000 past the text
         tolerance = 5e-3
     for a, b in zip(own, expected, strict=True):
         torch.testing.assert_close(a.to(b.dtype), b, rtol=0, atol=tolerance)

@@ -601,3 +601,4 @@ def _group(name: str):
 TINY.update(_group("tiny_kin").TINY)  # EmbedND variants, Qwen kin, Z-Image, Kandinsky
 TINY.update(_group("tiny_tables_own").TINY)  # tables from the pipeline, image ropes of their own
 TINY.update(_group("tiny_video_own").tiny_configs(Tiny))  # Mochi, Cosmos, Helios, SANA-WM, JoyImage, LTX-2
+TINY.update(_group("tiny_omni").tiny_configs(Tiny))  # Cosmos 3

@@ -174,7 +174,7 @@ def joyimage_edit_plus_inputs(model, grid, timestep):
 
 # -- LTX-2: coordinates from the pipeline, the video rope's y and x -------------------------------------------
 
-LTX2_FRAMES, LTX2_AUDIO_FRAMES = 2, 5
+LTX2_AUDIO_FRAMES = 5
 
 
 def make_ltx2(rope_type="interleaved"):
@@ -190,14 +190,14 @@ def make_ltx2(rope_type="interleaved"):
 
 def ltx2_inputs(model, grid, timestep):
     """LTX2Pipeline's call: packed video and audio latents, the video coordinates from the rope's own method."""
-    h, w = grid
+    t, h, w = grid
     g = _generator()
-    coords = model.rope.prepare_video_coords(1, LTX2_FRAMES, h, w, torch.device("cpu"), fps=24.0)
-    return dict(hidden_states=torch.randn(1, LTX2_FRAMES * h * w, 4, generator=g),
+    coords = model.rope.prepare_video_coords(1, t, h, w, torch.device("cpu"), fps=24.0)
+    return dict(hidden_states=torch.randn(1, t * h * w, 4, generator=g),
                 audio_hidden_states=torch.randn(1, LTX2_AUDIO_FRAMES, 4, generator=g),
                 encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
                 audio_encoder_hidden_states=torch.randn(1, 3, 8, generator=g), timestep=torch.tensor([float(timestep)]),
-                num_frames=LTX2_FRAMES, height=h, width=w, audio_num_frames=LTX2_AUDIO_FRAMES, fps=24.0,
+                num_frames=t, height=h, width=w, audio_num_frames=LTX2_AUDIO_FRAMES, fps=24.0,
                 video_coords=coords)
 
 
@@ -211,5 +211,5 @@ def tiny_configs(Tiny) -> dict:
         "sana-wm": Tiny(make_sana_wm, sana_wm_inputs, (3, 4, 4)),
         "joyimage-edit": Tiny(make_joyimage_edit, joyimage_edit_inputs, (4, 4)),
         "joyimage-edit-plus": Tiny(make_joyimage_edit_plus, joyimage_edit_plus_inputs, (4, 4)),
-        "ltx2": Tiny(make_ltx2, ltx2_inputs, (4, 4)),
+        "ltx2": Tiny(make_ltx2, ltx2_inputs, (3, 4, 4)),
     }
