@@ -46,7 +46,8 @@ def snapshot(folder: Path) -> dict[str, object]:
 
 # a finished tiny training run: checkpoints at steps 1 and 2 (see `trained_run`), and the flags that made it
 RUN = dict(resolution=["16"], batch_size=4, max_steps=2, checkpointing_steps=1, checkpoints_total_limit=None,
-           log_every=1, lr_warmup_steps=1, sample_steps=1, samples_per_class=1, dataset_size=64)
+           log_every=1, lr_warmup_steps=1, sample_steps=1, samples_per_class=1, dataset_size=64,
+           report_to="none")  # trackers have tests of their own (test_trackers.py)
 
 
 def flags(values: dict) -> list[str]:
