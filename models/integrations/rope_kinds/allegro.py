@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import torch
 
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axis_table, plan_key, tensor_key, with_argument
+from .base import GivenTableRope, RopeKind, RopeSetup, axis_table, plan_key, tensor_key
 
 
 def allegro_interpolation(config) -> tuple[float, float, float]:
@@ -45,8 +45,10 @@ class AllegroKind(RopeKind):
         return inv_freq, 1.0 / allegro_interpolation(setup.config)[0]
 
 
-class AllegroRope(ExtrapolatedRope):
+class AllegroRope(GivenTableRope):
     """forward(given) -> the pipeline's structure with the method's per-axis tables, or None where it stays."""
+
+    reads_latent = False  # the grid is read from the given per-axis tables
 
     def __init__(self, original, setup: RopeSetup):
         super().__init__(original, setup)
@@ -76,9 +78,3 @@ class AllegroRope(ExtrapolatedRope):
 
         flat = [t for pair in tables for t in pair]
         return self.cached((*(tensor_key(t) for t in flat), plan_key(plan)), build, anchors=tuple(flat))
-
-    def before_forward(self, state, args, kwargs, parameters):
-        name = self.setup.family.kind.argument
-        given = argument(name, args, kwargs, parameters)
-        table = None if given is None else self(given)
-        return None if table is None else with_argument(name, table, args, kwargs, parameters)

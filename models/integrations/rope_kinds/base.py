@@ -385,6 +385,25 @@ def argument(name: str, args: tuple, kwargs: dict, parameters: Sequence[str]):
     return args[index] if index is not None and len(args) > index else None
 
 
+
+class GivenTableRope(ExtrapolatedRope):
+    """An `ExtrapolatedRope` whose tables arrive as the forward argument `family.kind.argument`, built by
+    the pipeline (CogVideoX, HunyuanDiT, Lumina-Next, Allegro): before the forward that argument is
+    replaced by `self(hidden_states, given)` (`self(given)` where `reads_latent` is False), and left
+    as the pipeline gave it where no table was given or the call returns None (at or inside the
+    trained grid, the pipeline's own table stays)."""
+
+    reads_latent = True
+
+    def before_forward(self, state: CallState, args: tuple, kwargs: dict, parameters: Sequence[str]):
+        name = self.setup.family.kind.argument
+        given = None if name is None else argument(name, args, kwargs, parameters)
+        if given is None:
+            return None  # no table passed (or the rope module is called by the model itself)
+        latent = (argument("hidden_states", args, kwargs, parameters),) if self.reads_latent else ()
+        table = self(*latent, given)
+        return None if table is None else with_argument(name, table, args, kwargs, parameters)
+
 def with_argument(name: str, value, args: tuple, kwargs: dict, parameters: Sequence[str]) -> tuple[tuple, dict]:
     """(args, kwargs) with the forward argument `name` set to `value`, where it was given (by name or position)."""
     position = parameters.index(name)

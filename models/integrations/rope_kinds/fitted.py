@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import torch
 
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, grid_table, plan_key, tensor_key, with_argument
+from .base import GivenTableRope, RopeKind, RopeSetup, grid_table, plan_key, tensor_key
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def column_blocks(dims: Sequence[int], order: Sequence[int], layout: str, width:
     return blocks if layout == "interleaved" else [[*b, *(width // 2 + c for c in b)] for b in blocks]
 
 
-class FittedRope(ExtrapolatedRope):
+class FittedRope(GivenTableRope):
     """forward(hidden_states, given=None) -> the family's cos, sin (seq, head_dim) for the latent's grid;
     `given` the pipeline's table (argument kinds), else the own module's output is the trained table."""
 
@@ -116,15 +116,3 @@ class FittedRope(ExtrapolatedRope):
             return self.tables(grid, lambda: given, tuple(tensor_key(t) for t in given), anchors=tuple(given))
         table = self.tables(grid, lambda: self.original(hidden_states), (hidden_states.device,))
         return self.original(hidden_states) if table is None else table
-
-    def before_forward(self, state, args, kwargs, parameters):
-        name = self.kind.argument
-        if name is None:
-            return None  # the rope module is called by the model
-        given = argument(name, args, kwargs, parameters)
-        if given is None:
-            return None
-        table = self(argument("hidden_states", args, kwargs, parameters), given)
-        if table is None:
-            return None
-        return with_argument(name, table, args, kwargs, parameters)

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import torch
 
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axis_table, plan_key, with_argument
+from .base import GivenTableRope, RopeKind, RopeSetup, axis_table, plan_key
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class LuminaNextKind(RopeKind):
         return LuminaNextRope(original, setup)
 
 
-class LuminaNextRope(ExtrapolatedRope):
+class LuminaNextRope(GivenTableRope):
     """forward(hidden_states (b, c, h, w), given (H, W, pairs) complex) -> the grid's (h, w, pairs) table, or
     None where `given` stays."""
 
@@ -53,13 +53,3 @@ class LuminaNextRope(ExtrapolatedRope):
             return pairs.flatten(2).to(device=given.device, dtype=given.dtype)  # (h, w, pairs): y0, x0, y1, x1, ...
 
         return self.cached((grid, given.dtype, given.device, plan_key(plan)), build)
-
-    def before_forward(self, state, args, kwargs, parameters):
-        name = self.setup.family.kind.argument
-        given = argument(name, args, kwargs, parameters)
-        if given is None:
-            return None
-        table = self(argument("hidden_states", args, kwargs, parameters), given)
-        if table is None:
-            return None
-        return with_argument(name, table, args, kwargs, parameters)

@@ -23,17 +23,7 @@ from typing import ClassVar
 
 import torch
 
-from .base import (
-    ExtrapolatedRope,
-    RopeKind,
-    RopeSetup,
-    argument,
-    grid_table,
-    index_positions,
-    plan_key,
-    tensor_key,
-    with_argument,
-)
+from .base import GivenTableRope, RopeKind, RopeSetup, grid_table, index_positions, plan_key, tensor_key
 
 
 @dataclass(frozen=True)
@@ -50,7 +40,7 @@ class PipelineTablesKind(RopeKind):
         return PipelineTablesRope(None, setup)
 
 
-class PipelineTablesRope(ExtrapolatedRope):
+class PipelineTablesRope(GivenTableRope):
     """tables(grid, given) -> cos, sin (seq, head_dim) of a (t, h, w) token grid from the pipeline's
     table `given`, or None where `given` stays as it is."""
 
@@ -93,14 +83,3 @@ class PipelineTablesRope(ExtrapolatedRope):
     def forward(self, hidden_states: torch.Tensor, image_rotary_emb: tuple[torch.Tensor, torch.Tensor]):
         """The table for `hidden_states`' grid, or None where the pipeline's own table stays."""
         return self.tables(self.grid_of(hidden_states), image_rotary_emb)
-
-    def before_forward(self, state, args, kwargs, parameters):
-        name = self.setup.family.kind.argument
-        given = argument(name, args, kwargs, parameters)
-        if given is None:
-            return None  # no rotary table passed: nothing to replace
-        table = self(argument("hidden_states", args, kwargs, parameters), given)
-        if table is None:
-            return None  # the pipeline's own table, untouched
-        return with_argument(name, table, args, kwargs, parameters)
-
