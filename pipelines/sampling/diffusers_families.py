@@ -112,8 +112,18 @@ def load_family_pipeline(model: str, device: str = "auto"):
 
 
 def is_video_pipeline(pipe) -> bool:
+    """Whether the pipeline makes video: its __call__ takes a frame count, or (where it takes neither a
+    frame count nor images per prompt) its transformer's family makes video. Kandinsky 5's image
+    pipeline shares the video transformer, so the call decides before the family does."""
+    import inspect
+
     from axialrope.models.integrations.registry import family_of
 
+    parameters = inspect.signature(type(pipe).__call__).parameters
+    if "num_frames" in parameters or "frames" in parameters:
+        return True
+    if "num_images_per_prompt" in parameters:
+        return False
     return family_of(pipe.transformer).video
 
 
@@ -143,7 +153,8 @@ def call_kwargs(pipe, prompt: str, height: int | None, width: int | None, frames
 
 
 def fit_to_call(pipe, kwargs: dict) -> dict:
-    """`kwargs` under the names the pipeline's __call__ takes (SanaVideoPipeline's `frames`).
+    """`kwargs` under the names the pipeline's __call__ takes (SanaVideoPipeline's `frames`; the count per
+    prompt as num_images_per_prompt or num_videos_per_prompt).
 
     Raises ValueError naming what the pipeline needs that the command does not pass (an image for
     ChronoEdit, Framepack, Wan Animate) or what it does not take (`guidance_scale` for a pipeline
@@ -155,6 +166,10 @@ def fit_to_call(pipe, kwargs: dict) -> dict:
     name = type(pipe).__name__
     if "num_frames" in kwargs and "num_frames" not in parameters and "frames" in parameters:
         kwargs["frames"] = kwargs.pop("num_frames")
+    for given, taken in (("num_videos_per_prompt", "num_images_per_prompt"),
+                         ("num_images_per_prompt", "num_videos_per_prompt")):
+        if given in kwargs and given not in parameters and taken in parameters:
+            kwargs[taken] = kwargs.pop(given)
     plain = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     needed = [n for n, p in list(parameters.items())[1:] if p.kind in plain and p.default is inspect.Parameter.empty]
     missing = [n for n in needed if n not in kwargs]

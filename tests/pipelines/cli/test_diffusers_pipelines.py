@@ -137,6 +137,15 @@ def test_the_frames_go_under_the_name_the_pipeline_takes():
         "prompt": "a wave", "num_frames": 9}
 
 
+def test_an_image_pipeline_on_a_video_transformer_makes_images():
+    from axialrope.pipelines.sampling.diffusers_families import fit_to_call, is_video_pipeline
+
+    pipe = unbuilt("Kandinsky5T2IPipeline")  # Kandinsky 5's image pipeline, on the video family's transformer
+    assert not is_video_pipeline(pipe) and is_video_pipeline(unbuilt("Kandinsky5T2VPipeline"))
+    assert fit_to_call(pipe, {"prompt": "a hat", "num_videos_per_prompt": 2}) == {
+        "prompt": "a hat", "num_images_per_prompt": 2}
+
+
 @pytest.mark.parametrize("name, kwargs, message", [
     ("ChronoEditPipeline", {"prompt": "a hat"}, "ChronoEditPipeline needs image, which this command does not pass"),
     ("HunyuanVideoFramepackPipeline", {"prompt": "a hat"}, "needs image"),
