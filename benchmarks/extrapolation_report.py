@@ -257,13 +257,15 @@ def band_label(lower: float, upper: float | None) -> str:
 
 def fallback_ratios(results: Results) -> list[tuple[float, float | None, dict[str, dict[str, float]]]]:
     """Per scale range (lower, upper, ratios): ratios[method][data], the RoPE method's mean detail SWD over
-    the range's sizes divided by the best method's there, for the methods measured on every image data kind."""
+    the range's sizes divided by the best method's there, for the methods measured on every image data kind
+    that has sizes in the range."""
     ranges, lower = [], 1.0
-    datas = results.datas()
     for upper in BANDS:
         ratios: dict[str, dict[str, float]] = defaultdict(dict)
-        for data in datas:
+        datas = set()
+        for data in results.datas():
             means = band_means(results, data, "rope", band_sizes(results, data, lower, upper))
+            datas |= {data} if means else set()
             for method, mean in means.items():
                 ratios[method][data] = mean / min(means.values())
         ranges.append((lower, upper, {m: r for m, r in ratios.items() if len(r) == len(datas)}))
@@ -274,25 +276,25 @@ def fallback_ratios(results: Results) -> list[tuple[float, float | None, dict[st
 def fallback_bands(results: Results) -> list[dict]:
     """For a RoPE model of unknown data: per scale range, the method whose worst ratio over the data kinds
     (its mean SWD in the range over the best method's there) is smallest, the least-bad on every kind."""
-    bands, datas = [], results.datas()
+    bands = []
     for _, upper, ratios in fallback_ratios(results):
         worst = {method: max(r.values()) for method, r in ratios.items()}
         if worst:
             best = min(worst, key=worst.get)
             bands.append(make_band(upper, best, f"mean detail SWD at most {worst[best]:.2f}x the best method's on "
-                                   f"{', '.join(datas)} (none: {worst.get('none', float('nan')):.2f}x)"))
+                                   f"{', '.join(ratios[best])} (none: {worst.get('none', float('nan')):.2f}x)"))
     return bands
 
 
 def fallback_table(results: Results, out: Path) -> None:
     """extrapolation_fallback.md: per scale range, every RoPE method's ratio to the best on each data kind and
     its worst, lowest worst first; the chosen fallback (the first row) in bold."""
-    datas = results.datas()
     lines = ["Ratio of each RoPE method's mean detail SWD over a range's sizes to the best method's, per data kind;",
              "the fallback is the method with the smallest worst ratio (bold). 1.00: the best on that kind.", ""]
     for lower, upper, ratios in fallback_ratios(results):
         if not ratios:
             continue
+        datas = list(next(iter(ratios.values())))
         sizes = {data: ", ".join(band_sizes(results, data, lower, upper)) for data in datas}
         lines += [f"### {band_label(lower, upper)} ({'; '.join(f'{d}: {s}' for d, s in sizes.items())})", "",
                   "| method | " + " | ".join(datas) + " | worst |", "|" + "---|" * (len(datas) + 2)]
