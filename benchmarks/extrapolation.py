@@ -1,13 +1,12 @@
 """Which extrapolation method works, measured on three kinds of data, over seeds (docs/extrapolation.md).
 
 RoPE and sin-cos models of procedural shapes and textures and of crops of real photographs, trained at
-32x32, sample at 1x to 3x the side
-and at two non-square shapes with every method, with and without entropy scaling; the bundled video
-model at 2x and 3x the frames and 2x the side. Each cell: detail SWD (and full SWD, shape recognition,
-video motion scores) against held-out real renders, once per seed. The work runs as parts (a data kind
-and size each, a video size, the classifier), `--jobs` processes at a time, each writing
-<out>/raw/<part>.csv; `extrapolation_report.py` then writes the tables, plots and each bundled
-pipeline's `default_extrapolation`.
+32x32, sample at 1x to 3x the side and at two non-square shapes with every method, with and without
+entropy scaling; the bundled video model at 2x and 3x the frames and 2x the side. Each cell: detail SWD
+(and full SWD, shape recognition, video motion scores) against held-out real renders, once per seed. The
+work runs as parts (a data kind and size each, a video size, the classifier), `--jobs` processes at a
+time, each writing <out>/raw/<part>.csv; `extrapolation_report.py` then writes the tables, plots and
+each bundled pipeline's `default_extrapolation`.
 
     python benchmarks/extrapolation.py               # everything, into benchmarks/results
     python benchmarks/extrapolation.py --quick       # the whole path in short (1x and 2x, 2 seeds, few samples)
@@ -158,8 +157,9 @@ def model_pipelines(kind: str, args) -> dict[str, AxialDiTPipeline]:
             continue
         pipes[model] = load_pipeline(chosen or default)
     if not pipes:
-        raise SystemExit(f"{kind}: no model to measure; train them with {TRAIN_PHOTOS} or name folders "
-                         f"with --{kind}-rope / --{kind}-sincos")
+        others = " ".join(k for k in MODELS if k != kind)
+        raise SystemExit(f"{kind}: no model to measure; train them with {TRAIN_PHOTOS}, name folders with "
+                         f"--{kind}-rope / --{kind}-sincos, or leave the kind out with --kinds {others}")
     return pipes
 
 
