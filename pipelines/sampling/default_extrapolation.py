@@ -26,7 +26,7 @@ from axialrope.validation import is_real
 # (shapes, textures, photographs; docs/extrapolation.md, "The default: auto");
 # tests/pipelines/sampling/test_default_extrapolation.py checks that the two agree.
 FALLBACK_EXTRAPOLATION = [
-    {"up_to_scale": 1.75, "method": "dype-yarn", "entropy_scaling": False},
+    {"up_to_scale": 1.75, "method": "kappa-yarn", "entropy_scaling": True},
     {"up_to_scale": 2.5, "method": "kappa-pi", "entropy_scaling": True},
     {"up_to_scale": None, "method": "dype-yarn", "entropy_scaling": False},
 ]
