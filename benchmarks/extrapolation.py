@@ -1,17 +1,21 @@
-"""Which extrapolation method works, measured on two kinds of data, over seeds (docs/extrapolation.md).
+"""Which extrapolation method works, measured on three kinds of data, over seeds (docs/extrapolation.md).
 
-RoPE and sin-cos models of procedural shapes and textures, trained at 32x32, sample at 1x to 3x the side
-and at two non-square shapes with every method, with and without entropy scaling; the bundled video
-model at 2x and 3x the frames and 2x the side. Each cell: detail SWD (and full SWD, shape recognition,
-video motion scores) against held-out real renders, once per seed. The work runs as parts (a data kind
-and size each, a video size, the classifier), `--jobs` processes at a time, each writing
-<out>/raw/<part>.csv; `extrapolation_report.py` then writes the tables, plots and each bundled
-pipeline's `default_extrapolation`.
+RoPE and sin-cos models of procedural shapes and textures and of crops of real photographs, trained at
+32x32, sample at 1x to 3x the side and at two non-square shapes with every method, with and without
+entropy scaling; the bundled video model at 2x and 3x the frames and 2x the side. Each cell: detail SWD
+(and full SWD, shape recognition, video motion scores) against held-out real renders, once per seed. The
+work runs as parts (a data kind and size each, a video size, the classifier), `--jobs` processes at a
+time, each writing <out>/raw/<part>.csv; `extrapolation_report.py` then writes the tables, plots and
+each bundled pipeline's `default_extrapolation`.
 
     python benchmarks/extrapolation.py               # everything, into benchmarks/results
     python benchmarks/extrapolation.py --quick       # the whole path in short (1x and 2x, 2 seeds, few samples)
     python benchmarks/extrapolation.py --report-only # the report again, from the raw values
     python benchmarks/extrapolation.py --part textures:64x64   # one part alone
+    python benchmarks/extrapolation.py --kinds photographs --skip-video   # one data kind's parts, then the report
+
+The photographs models are not bundled: `STAGES=photos bash benchmarks/train_bundled.sh` trains them
+into outputs/bundled/photos-{rope,sincos} (a missing one is skipped, with a note; both missing fail).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from axialrope.pipelines.evaluation.cells import (
 from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, video_swd
 from axialrope.pipelines.sampling.bundled import bundled_model_path
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.sampling.runs import load_run_pipeline
 
 VIDEO_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk",
                       "kappa-yarn")
@@ -46,10 +51,12 @@ ROPE_METHODS = image_methods(rope=True)
 SINCOS_METHODS = image_methods(rope=False)  # a sin-cos model has no frequencies to rescale
 VIDEO_METHODS = [Method(name) for name in VIDEO_METHOD_NAMES] + [Method("none", True)]
 
-MODELS = {  # data kind -> {model: bundled name}
+MODELS = {  # data kind -> {model: bundled name, or a pipeline folder for a kind with no bundled model}
     "shapes": {"rope": "shapes-rope", "sincos": "shapes-sincos"},
     "textures": {"rope": "textures-rope", "sincos": "textures-sincos"},
+    "photographs": {"rope": "outputs/bundled/photos-rope", "sincos": "outputs/bundled/photos-sincos"},
 }
+TRAIN_PHOTOS = "STAGES=photos bash benchmarks/train_bundled.sh"
 VIDEO_MODEL = "moving-shapes-rope"
 TRAINED_SIDE = 32
 IMAGE_SIZES = [(32, 32), (48, 48), (64, 64), (96, 96), (32, 64), (64, 32)]
@@ -71,8 +78,12 @@ def parse_size(text: str) -> tuple[int, ...]:
 
 
 def load_pipeline(name_or_folder: str) -> AxialDiTPipeline:
+    """A bundled model by name, a pipeline folder, or a training run folder (its EMA weights' pipeline)."""
     folder = Path(name_or_folder)
-    pipe = AxialDiTPipeline.from_pretrained(folder if folder.is_dir() else bundled_model_path(name_or_folder))
+    if folder.is_dir() and not (folder / "model_index.json").exists():
+        pipe = load_run_pipeline(folder)
+    else:
+        pipe = AxialDiTPipeline.from_pretrained(folder if folder.is_dir() else bundled_model_path(name_or_folder))
     pipe.set_progress_bar_config(disable=True)
     return pipe
 
@@ -119,8 +130,7 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
     classifier = None
     if kind == "shapes" and size in RECOGNITION_SIZES:
         classifier = shape_classifier(args)
-    pipes = {model: load_pipeline(getattr(args, f"{kind}_{model}") or bundled)
-             for model, bundled in MODELS[kind].items()}
+    pipes = model_pipelines(kind, args)
     grid_rows = {}
     for seed in range(args.seeds):
         references = procedural_references(kind, size, seed, args.num)
@@ -146,6 +156,22 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
     save_labelled_grid(args.out / f"samples_{kind}_{size_label(size)}.png",
                        f"{kind} at {height}x{width} from {TRAINED_SIDE}x{TRAINED_SIDE} models (seed 0)",
                        grid_rows, per_row=min(8, args.num))
+
+
+def model_pipelines(kind: str, args) -> dict[str, AxialDiTPipeline]:
+    """model -> pipeline of a data kind; a default folder that is missing (photographs) is skipped, with a note."""
+    pipes = {}
+    for model, default in MODELS[kind].items():
+        chosen = getattr(args, f"{kind}_{model}")
+        if chosen is None and "/" in default and not Path(default).is_dir():
+            print(f"{kind}: no {model} model at {default} (train it: {TRAIN_PHOTOS}); skipped", flush=True)
+            continue
+        pipes[model] = load_pipeline(chosen or default)
+    if not pipes:
+        others = " ".join(k for k in MODELS if k != kind)
+        raise SystemExit(f"{kind}: no model to measure; train them with {TRAIN_PHOTOS}, name folders with "
+                         f"--{kind}-rope / --{kind}-sincos, or leave the kind out with --kinds {others}")
+    return pipes
 
 
 def video_part(size: tuple[int, int, int], args) -> None:
@@ -223,11 +249,11 @@ def run_part(name: str, args) -> None:
 
 def all_parts(args) -> list[str]:
     """Every part of the run, longest first (the classifier first: the 2x and 3x shapes parts need it)."""
-    images = [f"{kind}:{size_label(size)}" for kind in MODELS for size in args.sizes]
+    images = [f"{kind}:{size_label(size)}" for kind in args.kinds for size in args.sizes]
     videos = [f"video:{size_label(size)}" for size in args.video_sizes]
     cost = lambda part: math.prod(parse_size(part.partition(":")[2])) * (3 if part.startswith("video") else 1)  # noqa: E731
     parts = sorted(videos + images, key=cost, reverse=True)
-    if not args.skip_images and any(size in RECOGNITION_SIZES for size in args.sizes):
+    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes):
         parts.insert(0, "classifier")
     return parts
 
@@ -269,6 +295,8 @@ def main() -> None:
     parser.add_argument("--guidance", type=float, default=2.0, help="classifier-free guidance scale")
     parser.add_argument("--sizes", type=parse_size, nargs="+", default=None, help="image sizes HxW")
     parser.add_argument("--video-sizes", type=parse_size, nargs="+", default=None, help="video sizes TxHxW")
+    parser.add_argument("--kinds", nargs="+", choices=list(MODELS), default=list(MODELS),
+                        help="image data kinds to measure (the report reads every kind's raw values)")
     parser.add_argument("--skip-images", action="store_true", help="video only")
     parser.add_argument("--skip-video", action="store_true", help="images only")
     parser.add_argument("--jobs", type=int, default=2, help="parts run at once, one thread each")
@@ -279,7 +307,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads of a --part (default: torch's)")
     for kind, models in MODELS.items():
         for model, bundled in models.items():
-            parser.add_argument(f"--{kind}-{model}", default=None, help=f"pipeline folder (default bundled {bundled})")
+            where = f"folder {bundled}" if "/" in bundled else f"bundled {bundled}"
+            parser.add_argument(f"--{kind}-{model}", default=None, help=f"pipeline folder (default {where})")
     parser.add_argument("--video-model", default=None, help=f"video pipeline folder (default bundled {VIDEO_MODEL})")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default benchmarks/results, quick outputs/extrapolation-quick)")

@@ -8,7 +8,8 @@ extrapolation_images{,_full}.{md,csv} (detail and full SWD per model, method and
 clears the runner-up's), extrapolation_recognition.md, extrapolation_video.{md,csv}, a plot per data
 kind (extrapolation_<data>.png), and extrapolation_defaults.json: each bundled pipeline's
 `default_extrapolation` (the lowest mean SWD per scale range; written into the bundled model_index.json
-with write_defaults) and "fallback", the least-bad bands over both data kinds (`FALLBACK_EXTRAPOLATION`).
+with write_defaults) and "fallback", the least-bad bands over every image data kind (`FALLBACK_EXTRAPOLATION`),
+whose table of ratios to each kind's best is extrapolation_fallback.md.
 """
 
 from __future__ import annotations
@@ -250,24 +251,60 @@ def default_bands(results: Results, data: str, model: str, metric: str = HEADLIN
     return bands
 
 
+def band_label(lower: float, upper: float | None) -> str:
+    return f"{lower:g}x to {upper:g}x" if upper else f"beyond {lower:g}x"
+
+
+def fallback_ratios(results: Results) -> list[tuple[float, float | None, dict[str, dict[str, float]]]]:
+    """Per scale range (lower, upper, ratios): ratios[method][data], the RoPE method's mean detail SWD over
+    the range's sizes divided by the best method's there, for the methods measured on every image data kind
+    that has sizes in the range."""
+    ranges, lower = [], 1.0
+    for upper in BANDS:
+        ratios: dict[str, dict[str, float]] = defaultdict(dict)
+        datas = set()
+        for data in results.datas():
+            means = band_means(results, data, "rope", band_sizes(results, data, lower, upper))
+            datas |= {data} if means else set()
+            for method, mean in means.items():
+                ratios[method][data] = mean / min(means.values())
+        ranges.append((lower, upper, {m: r for m, r in ratios.items() if len(r) == len(datas)}))
+        lower = upper or lower
+    return ranges
+
+
 def fallback_bands(results: Results) -> list[dict]:
     """For a RoPE model of unknown data: per scale range, the method whose worst ratio over the data kinds
-    (its mean SWD in the range over the best method's there) is smallest, the least-bad on both kinds."""
-    bands, lower = [], 1.0
-    datas = results.datas()
-    for upper in BANDS:
-        ratios: dict[str, list[float]] = defaultdict(list)
-        for data in datas:
-            means = band_means(results, data, "rope", band_sizes(results, data, lower, upper))
-            for method, mean in means.items():
-                ratios[method].append(mean / min(means.values()))
-        lower = upper or lower
-        worst = {method: max(r) for method, r in ratios.items() if len(r) == len(datas)}
+    (its mean SWD in the range over the best method's there) is smallest, the least-bad on every kind."""
+    bands = []
+    for _, upper, ratios in fallback_ratios(results):
+        worst = {method: max(r.values()) for method, r in ratios.items()}
         if worst:
             best = min(worst, key=worst.get)
             bands.append(make_band(upper, best, f"mean detail SWD at most {worst[best]:.2f}x the best method's on "
-                                   f"{' and '.join(datas)} (none: {worst.get('none', float('nan')):.2f}x)"))
+                                   f"{', '.join(ratios[best])} (none: {worst.get('none', float('nan')):.2f}x)"))
     return bands
+
+
+def fallback_table(results: Results, out: Path) -> None:
+    """extrapolation_fallback.md: per scale range, every RoPE method's ratio to the best on each data kind and
+    its worst, lowest worst first; the chosen fallback (the first row) in bold."""
+    lines = ["Ratio of each RoPE method's mean detail SWD over a range's sizes to the best method's, per data kind;",
+             "the fallback is the method with the smallest worst ratio (bold). 1.00: the best on that kind.", ""]
+    for lower, upper, ratios in fallback_ratios(results):
+        if not ratios:
+            continue
+        datas = list(next(iter(ratios.values())))
+        sizes = {data: ", ".join(band_sizes(results, data, lower, upper)) for data in datas}
+        lines += [f"### {band_label(lower, upper)} ({'; '.join(f'{d}: {s}' for d, s in sizes.items())})", "",
+                  "| method | " + " | ".join(datas) + " | worst |", "|" + "---|" * (len(datas) + 2)]
+        ranked = sorted(ratios, key=lambda m: max(ratios[m].values()))
+        for rank, method in enumerate(ranked):
+            cells = [f"{ratios[method][d]:.2f}" for d in datas] + [f"{max(ratios[method].values()):.2f}"]
+            name = f"**{method}**" if rank == 0 else method
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    (out / "extrapolation_fallback.md").write_text("\n".join(lines))
 
 
 def defaults(results: Results, out: Path, write: bool) -> dict[str, list[dict]]:
@@ -299,6 +336,7 @@ def report(out: Path, write_defaults: bool = False) -> None:
     recognition_table(results, out)
     video_table(results, out)
     plot(results, out)
+    fallback_table(results, out)
     chosen = defaults(results, out, write_defaults)
     for name, bands in chosen.items():
         print(name, ", ".join(f"<= {b['up_to_scale'] or 'any'}: {b['method']}"

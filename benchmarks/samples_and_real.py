@@ -13,21 +13,31 @@ import math
 
 import torch
 
+from axialrope.pipelines.data.photographs import render_crops, sample_crops
 from axialrope.pipelines.data.render import render_images, render_videos
 from axialrope.pipelines.data.scenes import SceneConfig, sample_scenes
 from axialrope.pipelines.data.textures import render_textures, sample_textures
 from axialrope.pipelines.evaluation.cells import Method, generate  # one implementation, shared with calibrate
 
 REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from training (seed 0)
+IMAGE_KINDS = ("shapes", "textures", "photographs")
 
 
 def real_images(count: int, height: int, width: int, seed: int, kind: str = "shapes",
                 first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Items first .. first + count - 1 of a procedural family: (count, 3, h, w) in [0, 1], and their labels."""
+    """Items first .. first + count - 1 of a data kind of IMAGE_KINDS: (count, 3, h, w) in [0, 1], and their labels.
+
+    Photographs come from the photographs' held-out region, which no training crop touches.
+    """
     indices = range(first, first + count)
     if kind == "shapes":
         scenes = sample_scenes(seed, indices)
         return render_images(scenes, height, width), scenes.labels
+    if kind == "photographs":
+        crops = sample_crops(seed, indices, "held_out")
+        return render_crops(crops, height, width), crops.labels
+    if kind != "textures":
+        raise ValueError(f"kind must be one of {', '.join(IMAGE_KINDS)}, got {kind!r}")
     textures = sample_textures(seed, indices)
     return render_textures(textures, height, width), textures.labels
 

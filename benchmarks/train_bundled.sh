@@ -9,6 +9,9 @@
 #   STAGES="video correlated" bash benchmarks/train_bundled.sh   # only the video model (needs $OUT/shapes-rope)
 #   STAGES=correlated bash benchmarks/train_bundled.sh         # only its last stage (needs stage 1)
 #   STAGES=textures bash benchmarks/train_bundled.sh           # only the two texture models
+#   STAGES=photos bash benchmarks/train_bundled.sh             # the photographs models (not bundled; needs the
+#                                                              # photos extra; read by benchmarks/extrapolation.py)
+#   STAGES=photos PHOTO_MODELS=rope bash benchmarks/train_bundled.sh   # only its RoPE model
 # The data is the default procedural scenes, with every shape upright; upright shapes and the
 # image learning rate come from benchmarks/train_upright.sh.
 # Wall times are in docs/training.md, "Bundled models" (from the `trained N steps in S s` log lines).
@@ -20,6 +23,8 @@ IMAGE_STEPS=${IMAGE_STEPS:-16000}
 VIDEO_STEPS=${VIDEO_STEPS:-9000}
 CORRELATED_STEPS=${CORRELATED_STEPS:-900}
 TEXTURE_STEPS=${TEXTURE_STEPS:-12000}
+PHOTO_STEPS=${PHOTO_STEPS:-3000}
+PHOTO_MODELS=${PHOTO_MODELS:-"rope sincos"}
 STAGES=${STAGES:-"images textures video correlated"}
 RESUME=${RESUME:-}  # "--resume latest" continues the runs from their last checkpoints
 mkdir -p "$OUT"
@@ -43,6 +48,17 @@ if [[ $STAGES == *textures* ]]; then
   TEXTURES="--data textures --resolution 32 --batch-size 32 --learning-rate 2e-3 --max-steps $TEXTURE_STEPS"
   $AXIALROPE train $COMMON $TEXTURES --position-encoding rope --output-dir "$OUT/textures-rope" $RESUME > "$OUT/textures-rope.log" 2>&1 &
   $AXIALROPE train $COMMON $TEXTURES --position-encoding sincos --output-dir "$OUT/textures-sincos" $RESUME > "$OUT/textures-sincos.log" 2>&1 &
+  wait
+fi
+if [[ $STAGES == *photos* ]]; then
+  export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+  # (g, h) the same recipe on crops of scikit-image's photographs (pipelines/data/photographs.py), a
+  # third kind for the extrapolation benchmark's fallback; not bundled (outputs/bundled/photos-*)
+  PHOTOS="--data photographs --resolution 32 --batch-size 32 --learning-rate 2e-3 --max-steps $PHOTO_STEPS"
+  for encoding in $PHOTO_MODELS; do
+    $AXIALROPE train $COMMON $PHOTOS --position-encoding "$encoding" --output-dir "$OUT/photos-$encoding" $RESUME \
+      > "$OUT/photos-$encoding.log" 2>&1 &
+  done
   wait
 fi
 export OMP_NUM_THREADS=2 MKL_NUM_THREADS=2  # the video stages, one run at a time, use both cores

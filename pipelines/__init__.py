@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "render_videos": "data.render",
     "ShapesDataset": "data.procedural",
     "TexturesDataset": "data.procedural",
+    "PhotographsDataset": "data.photographs",
     "MovingShapesDataset": "data.procedural",
     "ImageFolderDataset": "data.folders",
     "VideoFolderDataset": "data.folders",

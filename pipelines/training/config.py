@@ -20,7 +20,7 @@ from axialrope.validation import is_int, is_real
 from ..data.buckets import Bucket
 from ..paths import check_output_folder
 
-DATA_KINDS = ("shapes", "textures", "moving_shapes", "image_folder", "video_folder")
+DATA_KINDS = ("shapes", "textures", "photographs", "moving_shapes", "image_folder", "video_folder")
 VIDEO_DATA = ("moving_shapes", "video_folder")
 OBJECTIVES = ("flow", "ddpm")
 TIMESTEP_SAMPLINGS = ("logit_normal", "uniform")

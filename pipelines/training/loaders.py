@@ -6,6 +6,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..data.buckets import BucketBatchSampler, nearest_buckets
 from ..data.folders import ImageFolderDataset, VideoFolderDataset
+from ..data.photographs import PhotographsDataset
 from ..data.procedural import MovingShapesDataset, ShapesDataset, TexturesDataset
 from ..data.scenes import SceneConfig
 from .config import TrainConfig
@@ -22,6 +23,8 @@ def build_dataset(config: TrainConfig) -> Dataset:
         dataset = ShapesDataset(config.dataset_size, config.seed, buckets[0], scenes)
     elif config.data == "textures":
         dataset = TexturesDataset(config.dataset_size, config.seed, buckets[0])
+    elif config.data == "photographs":
+        dataset = PhotographsDataset(config.dataset_size, config.seed, buckets[0])
     elif config.data == "moving_shapes":
         dataset = MovingShapesDataset(config.dataset_size, config.seed, buckets[0], scenes)
     elif config.data == "image_folder":

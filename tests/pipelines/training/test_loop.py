@@ -60,8 +60,9 @@ def test_a_tiny_run_writes_models_samples_logs_and_limited_checkpoints(tmp_path)
         dict(data="moving_shapes", resolution=["4x8x8"], objective="ddpm", temporal_patch_size=2),
         dict(resolution=["16", "8x16"], gradient_accumulation_steps=2, position_encoding="sincos", max_steps=2),
         dict(data="textures", resolution=["16"], max_steps=2),
+        dict(data="photographs", resolution=["16"], max_steps=2),
     ],
-    ids=["video-ddpm", "buckets-accumulation-sincos", "textures"],
+    ids=["video-ddpm", "buckets-accumulation-sincos", "textures", "photographs"],
 )
 def test_other_data_objectives_and_encodings_train(tmp_path, overrides):
     result = train_loop.train(tiny(tmp_path, **overrides))
