@@ -522,7 +522,7 @@ def ideogram4_reference(family, model, inputs, grid, trained, method, timestep, 
 
 REFERENCES["InterleavedMRopeKind"] = ideogram4_reference
 
-# -- regA: ropes whose positions the transformer builds itself --------------------------------------------------
+# -- ropes whose positions the transformer builds itself --------------------------------------------------
 
 
 def captured_rope_ids(model, family, inputs, call=0):
@@ -630,7 +630,7 @@ def kandinsky_reference(family, model, inputs, grid, trained, method, timestep, 
 
 REFERENCES.update({"KandinskyKind": kandinsky_reference})
 
-# -- regD: Cosmos 3's packed omni sequence ----------------------------------------------------------------------
+# -- Cosmos 3's packed omni sequence ----------------------------------------------------------------------
 
 
 def cosmos3_reference(family, model, inputs, grid, trained, method, timestep, authors):

@@ -1,4 +1,4 @@
-"""Tiny configs of the regA families (EmbedND variants, Qwen kin, Z-Image and BriaFibo 2.0, Kandinsky),
+"""Tiny configs of the families (EmbedND variants, Qwen kin, Z-Image and BriaFibo 2.0, Kandinsky),
 built from the classes' own constructors; merged into tiny_families.TINY (a plain module: tests are
 not a package). inputs(model, grid, timestep): the forward's keyword arguments for a token grid, the
 timestep being t * the family's timestep at pure noise."""

@@ -1,5 +1,5 @@
-"""Tiny configs of regC's families (Mochi, Cosmos and its ControlNet, Helios, SANA-WM, JoyImage Edit and
-Edit Plus, LTX-2), merged into tiny_families.TINY by conftest.py.
+"""Tiny configs of the families with ropes of their own (Mochi, Cosmos and its ControlNet, Helios,
+SANA-WM, JoyImage Edit and Edit Plus, LTX-2), merged into tiny_families.TINY at its end.
 
 Each builds the class from its own constructor (seeded, eval mode, milliseconds on the CPU); a plain
 module (tests are not a package).
@@ -202,7 +202,7 @@ def ltx2_inputs(model, grid, timestep):
 
 
 def tiny_configs(Tiny) -> dict:
-    """regC's entries of TINY, built with tiny_families' `Tiny`."""
+    """This module's entries of TINY, built with tiny_families' `Tiny`."""
     return {
         "mochi": Tiny(make_mochi, mochi_inputs, (3,)),
         "cosmos": Tiny(make_cosmos, cosmos_inputs, (3, 4, 4)),
