@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 
+from ..evaluation.calibrate import target_size
 from ..paths import write_atomically
 from .outputs import save_sample_grid
 
@@ -38,9 +39,9 @@ def validation_sizes(config) -> list[tuple[str, tuple[int, ...]]]:
     `validation_scales` times its height and width, rounded to whole patches (frames kept)."""
     bucket = config.buckets[0]
     sizes = [(scale_name(1), tuple(bucket.size))]
-    p = config.patch_size
+    patch = (config.patch_size, config.patch_size)
     for scale in config.validation_scales:
-        height, width = (max(p, round(side * scale / p) * p) for side in (bucket.height, bucket.width))
+        height, width = target_size((bucket.height, bucket.width), patch, scale)
         sizes.append((scale_name(scale), (*bucket.size[:-2], height, width)))
     return sizes
 
