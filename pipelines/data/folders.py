@@ -127,6 +127,13 @@ def _read_image(path: Path) -> torch.Tensor:
         raise ValueError(f"cannot read image {str(path)!r}: {error}") from None
 
 
+def centre_crop_size(source_h: int, source_w: int, height: int, width: int) -> tuple[int, int]:
+    """(crop_h, crop_w): the largest centred crop of a source_h x source_w picture with the aspect of
+    height x width (at least one pixel a side)."""
+    return (max(1, min(source_h, round(source_w * height / width))),
+            max(1, min(source_w, round(source_h * width / height))))
+
+
 def fit_to_bucket(pixels: torch.Tensor, height: int, width: int) -> torch.Tensor:
     """Centre-crop to the aspect of height x width, then resize to it (antialiased).
 
@@ -138,10 +145,8 @@ def fit_to_bucket(pixels: torch.Tensor, height: int, width: int) -> torch.Tensor
     Returns:
         (..., c, height, width) of the same dtype.
     """
-    source_h, source_w = pixels.shape[-2:]
-    crop_h = max(1, min(source_h, round(source_w * height / width)))
-    crop_w = max(1, min(source_w, round(source_h * width / height)))
-    return TF.resize(TF.center_crop(pixels, [crop_h, crop_w]), [height, width], antialias=True)
+    crop = centre_crop_size(*pixels.shape[-2:], height, width)
+    return TF.resize(TF.center_crop(pixels, list(crop)), [height, width], antialias=True)
 
 
 def _to_model_range(pixels: torch.Tensor) -> torch.Tensor:

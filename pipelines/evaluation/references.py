@@ -17,14 +17,14 @@ from pathlib import Path
 import torch
 
 from ..data.buckets import Bucket
-from ..data.folders import ImageFolderDataset, fit_to_bucket
+from ..data.folders import ImageFolderDataset, centre_crop_size, fit_to_bucket
 from .cells import References
 
 
 def serves(width: int, height: int, size: Sequence[int]) -> bool:
     """Whether a `width` x `height` image, centre-cropped to the aspect of `size` (h, w), holds its pixels."""
-    h, w = size
-    return min(height, round(width * h / w)) >= h and min(width, round(height * w / h)) >= w
+    crop_h, crop_w = centre_crop_size(height, width, *size)
+    return crop_h >= size[0] and crop_w >= size[1]
 
 
 class ReferenceImages:
