@@ -100,6 +100,7 @@ def validate(model, ema, config, output: Path, step: int, device) -> dict[str, l
 
     devices = [torch.device(device).index or 0] if torch.device(device).type == "cuda" else []
     was_training = model.training
+    sizes = validation_sizes(config)
     if ema is not None:
         ema.store(model.parameters())
         ema.copy_to(model.parameters())
@@ -109,7 +110,7 @@ def validate(model, ema, config, output: Path, step: int, device) -> dict[str, l
             pipe.set_progress_bar_config(disable=True)
             labels = validation_labels(model)
             by_size = []
-            for _, shape in validation_sizes(config):
+            for _, shape in sizes:
                 frames, (height, width) = (shape[0] if len(shape) == 3 else None), shape[-2:]
                 result = pipe(class_labels=labels, height=height, width=width, num_frames=frames,
                               batch_size=UNCONDITIONAL_SAMPLES, num_inference_steps=inference_steps(config),
@@ -122,7 +123,7 @@ def validate(model, ema, config, output: Path, step: int, device) -> dict[str, l
         model.train(was_training)
     folder = output / VALIDATION / f"step-{step:06d}"
     images = {}
-    for (name, _), samples in zip(validation_sizes(config), by_size, strict=True):
+    for (name, _), samples in zip(sizes, by_size, strict=True):
         per_row = samples.shape[0] if samples.ndim == 4 else 1  # images side by side; a video per row
         write_atomically(folder / f"{name}.png",
                          lambda temporary, s=samples, r=per_row: save_sample_grid(s, temporary, r))
