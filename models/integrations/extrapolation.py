@@ -276,7 +276,7 @@ def _trained_grid(family: Family, config: Mapping, trained_grid) -> tuple[int, .
 def _check_method(family: Family, extrapolation: Extrapolation) -> None:
     reason = refusal(family, extrapolation.method, extrapolation.entropy_scaling)
     if reason is not None:
-        entropy = " (without entropy scaling)" if family.attention == "linear" or family.no_gain else ""
+        entropy = " (without entropy scaling)" if family.gain_refused else ""
         raise ValueError(f"{reason}: its methods are {', '.join(methods_for(family))}{entropy}")
     if family.temporal_axis is not None and extrapolation.temporal_axis != family.temporal_axis:
         raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be {family.temporal_axis}, "

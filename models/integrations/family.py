@@ -118,7 +118,7 @@ class Family:
             the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
             with their option (Flux's shift cap); pipelines, test: for the docs.
         attention: "softmax", or "linear" where the rope rotates a linear attention's q and k (a gain
-            on the tables would scale its output). no_gain: why the tables cannot carry a gain (a table
+            on the tables would scale its output). no_gain: why the tables cannot carry a gain, a clause (a table
             of angles), refusing the methods with one and entropy scaling ("" where they can). methods:
             the only methods with a meaning for the family, with why (`methods_reason`; empty: every
             method). makes_video: the pipeline's
@@ -163,6 +163,14 @@ class Family:
     def planned_axes(self) -> tuple[int, ...]:
         """Indices of the rope axes the method acts on (temporal and spatial), in the trained grid's order."""
         return tuple(i for i, role in enumerate(self.axes) if role != "reference")
+
+    @property
+    def gain_refused(self) -> str:
+        """Why the tables cannot carry a gain (YaRN's temperature, Dy-YaRN's, entropy scaling), a clause, or "":
+        a linear attention (no softmax for a logit scale to sharpen), or the family's `no_gain`."""
+        if self.attention == "linear":
+            return "its attention is linear (no softmax), where a gain would scale its output instead"
+        return self.no_gain
 
     @property
     def video(self) -> bool:

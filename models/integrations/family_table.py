@@ -31,7 +31,7 @@ def _methods(family: Family) -> str:
     applying = methods_for(family)
     text = "all" if len(applying) == len(EXTRAPOLATION_METHODS) else "all but " + ", ".join(
         m for m in EXTRAPOLATION_METHODS if m not in applying)
-    return text + " (no entropy scaling)" if family.attention == "linear" else text
+    return text + " (no entropy scaling)" if family.gain_refused else text
 
 
 def markdown_table() -> str:

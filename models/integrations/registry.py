@@ -74,8 +74,8 @@ def family_of(model) -> Family:
 
 
 def methods_for(family: Family) -> list[str]:
-    """The extrapolation methods that apply to a family: riflex needs a temporal rope axis, and a
-    linear attention takes no method whose tables carry a gain."""
+    """The extrapolation methods that apply to a family: riflex needs a temporal rope axis, and a family
+    whose tables cannot carry a gain (`Family.gain_refused`) takes no method with one."""
     return [m for m in EXTRAPOLATION_METHODS if refusal(family, m) is None]
 
 
@@ -85,13 +85,10 @@ def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str |
         return f"{method} has no meaning for {family.title}: {family.methods_reason}"
     if method == "riflex" and family.temporal_axis is None:
         return f"riflex extrapolates video length; {family.title} {family.no_time_axis}"
-    if family.attention == "linear" and (method in GAIN_METHODS or entropy_scaling):
+    if family.gain_refused and (method in GAIN_METHODS or entropy_scaling):
         what = "entropy scaling" if method not in GAIN_METHODS else method
-        return (f"{what} puts a gain on the rope tables, a logit scale under a softmax; {family.title}'s "
-                f"attention is linear (no softmax), where the gain would scale its output instead")
-    if family.no_gain and (method in GAIN_METHODS or entropy_scaling):
-        what = "entropy scaling" if method not in GAIN_METHODS else method
-        return f"{what} puts a gain on the rope tables; {family.title} {family.no_gain}"
+        return (f"{what} puts a gain on the rope tables, a logit scale under a softmax; for {family.title}, "
+                f"{family.gain_refused}")
     return None
 
 

@@ -74,7 +74,7 @@ ERNIE_IMAGE = Family(
     rope_classes=("ErnieImageEmbedND3",),
     pipelines=("ErnieImagePipeline",),
     test="test_families.py, test_embed_nd.py",
-    no_gain="passes its attention a table of angles (the processor takes their cos and sin), which holds no gain",
+    no_gain="it passes its attention a table of angles (the processor takes their cos and sin), which holds no gain",
 )
 
 FAMILIES = (HIDREAM, PRX, ERNIE_IMAGE)
