@@ -1,10 +1,10 @@
 """axialrope: rotary position embeddings for Diffusion Transformers.
 
-    coords = grid_coords(16, 32, 32)                       # (t, y, x) of 16384 tokens
-    rope = AxialRotaryEmbedding(axes_dims=(16, 24, 24))    # head_dim 64
-    cos, sin = rope(coords)                                # (16384, 32) each
-    q, k = apply_rotary_qk(q, k, cos, sin)                 # q, k: (batch, heads, 16384, 64)
-    q, k = rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight)   # q/k RMSNorm, then RoPE, one pass
+coords = grid_coords(16, 32, 32)                       # (t, y, x) of 16384 tokens
+rope = AxialRotaryEmbedding(axes_dims=(16, 24, 24))    # head_dim 64
+cos, sin = rope(coords)                                # (16384, 32) each
+q, k = apply_rotary_qk(q, k, cos, sin)                 # q, k: (batch, heads, 16384, 64)
+q, k = rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight)   # q/k RMSNorm, then RoPE, one pass
 """
 
 from .attention import KVCache, RoPEAttention

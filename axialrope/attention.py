@@ -28,8 +28,10 @@ class KVCache:
         for name in ("keys", "values"):
             value = getattr(self, name)
             if not isinstance(value, torch.Tensor) or value.ndim != 4:
-                raise TypeError(f"KVCache {name} must be a (batch, num_kv_heads, length, head_dim) tensor, "
-                                f"got {getattr(value, 'shape', type(value).__name__)}")
+                raise TypeError(
+                    f"KVCache {name} must be a (batch, num_kv_heads, length, head_dim) tensor, "
+                    f"got {getattr(value, 'shape', type(value).__name__)}"
+                )
         if self.keys.shape[:3] != self.values.shape[:3]:
             raise ValueError(
                 f"KVCache values {tuple(self.values.shape)} must hold one entry per key {tuple(self.keys.shape)}: "
@@ -104,7 +106,9 @@ class RoPEAttention(nn.Module):
         if cache is not None and new > 1:
             mask = torch.ones(new, past + new, dtype=torch.bool, device=x.device).tril(diagonal=past)
         y = F.scaled_dot_product_attention(
-            q, k, v,
+            q,
+            k,
+            v,
             attn_mask=mask,
             is_causal=cache is None and new > 1,
             # shares each key/value head across its query group without repeat_interleave copies

@@ -28,7 +28,16 @@ from .scaling import RopeScaling
 from .validation import is_int, is_real
 
 EXTRAPOLATION_METHODS = (
-    "none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn",
+    "none",
+    "pi",
+    "ntk",
+    "yarn",
+    "riflex",
+    "dype-ntk",
+    "dype-yarn",
+    "kappa-pi",
+    "kappa-ntk",
+    "kappa-yarn",
 )
 # names this project used before DyPE's own methods took the dype- prefix
 RENAMED_METHODS = {"dype-pi": "kappa-pi"}
@@ -37,9 +46,16 @@ _YARN_OPTIONS = ("beta_fast", "beta_slow", "yarn_temperature")
 _KAPPA_OPTIONS = ("dype_lambda_s", "dype_lambda_t")
 # the options each method reads; any other set to a value of its own is refused, never silently unused
 METHOD_OPTIONS = {
-    "none": (), "pi": (), "ntk": (), "yarn": _YARN_OPTIONS, "riflex": ("temporal_axis", "riflex_index"),
-    "dype-ntk": _KAPPA_OPTIONS, "dype-yarn": _KAPPA_OPTIONS + ("dype_beta", "dype_gamma"),
-    "kappa-pi": _KAPPA_OPTIONS, "kappa-ntk": _KAPPA_OPTIONS, "kappa-yarn": _KAPPA_OPTIONS + _YARN_OPTIONS,
+    "none": (),
+    "pi": (),
+    "ntk": (),
+    "yarn": _YARN_OPTIONS,
+    "riflex": ("temporal_axis", "riflex_index"),
+    "dype-ntk": _KAPPA_OPTIONS,
+    "dype-yarn": _KAPPA_OPTIONS + ("dype_beta", "dype_gamma"),
+    "kappa-pi": _KAPPA_OPTIONS,
+    "kappa-ntk": _KAPPA_OPTIONS,
+    "kappa-yarn": _KAPPA_OPTIONS + _YARN_OPTIONS,
 }
 ENTROPY_SUFFIX = "+entropy"  # "METHOD+entropy": the method with entropy scaling, as the CLI names it
 MAX_DYPE_LAMBDA_S = 100.0  # kappa(t) <= lambda_s, and the scale grows as s^(2 kappa): far beyond DyPE's own values
@@ -109,28 +125,34 @@ class Extrapolation:
             raise TypeError(f"entropy_scaling must be a bool, got {type(self.entropy_scaling).__name__}")
         for name in ("dype_beta", "dype_gamma"):
             value = tuple(getattr(self, name)) if isinstance(getattr(self, name), (tuple, list)) else None
-            if (value is None or len(value) != 2 or any(not is_real(v) for v in value)
-                    or not value[0] > value[1] > 0):
-                raise ValueError(f"{name} must be two numbers (high, low) with high > low > 0, "
-                                 f"got {getattr(self, name)!r}")
+            if value is None or len(value) != 2 or any(not is_real(v) for v in value) or not value[0] > value[1] > 0:
+                raise ValueError(
+                    f"{name} must be two numbers (high, low) with high > low > 0, got {getattr(self, name)!r}"
+                )
             object.__setattr__(self, name, tuple(float(v) for v in value))
         k = self.riflex_index
         if k is not None and (not is_int(k) or k < 1):
             raise ValueError(f"riflex_index must be a positive integer (1-based, as RIFLEx counts) or None, got {k!r}")
         if not is_int(self.temporal_axis):
-            raise TypeError(f"temporal_axis must be an int, the index of the time axis (0 for (t, y, x) grids), got "
-                            f"{self.temporal_axis!r}")
+            raise TypeError(
+                f"temporal_axis must be an int, the index of the time axis (0 for (t, y, x) grids), got "
+                f"{self.temporal_axis!r}"
+            )
         if self.temporal_axis < 0:
             raise ValueError(f"temporal_axis must be >= 0 (0 for (t, y, x) grids), got {self.temporal_axis}")
         if self.dype_lambda_s > MAX_DYPE_LAMBDA_S:
-            raise ValueError(f"dype_lambda_s must be at most {MAX_DYPE_LAMBDA_S:g} (kappa(t) = lambda_s * t^lambda_t "
-                             f"is an exponent of the scale), got {self.dype_lambda_s!r}")
+            raise ValueError(
+                f"dype_lambda_s must be at most {MAX_DYPE_LAMBDA_S:g} (kappa(t) = lambda_s * t^lambda_t "
+                f"is an exponent of the scale), got {self.dype_lambda_s!r}"
+            )
         for field in dataclasses.fields(self):
             unused = field.name not in (*METHOD_OPTIONS[self.method], "method", "entropy_scaling")
             if unused and getattr(self, field.name) != field.default:
                 reads = ", ".join(METHOD_OPTIONS[self.method]) or "none of the options"
-                raise ValueError(f"{field.name}={getattr(self, field.name)!r} is not read by method {self.method!r} "
-                                 f"(it reads {reads}); drop it")
+                raise ValueError(
+                    f"{field.name}={getattr(self, field.name)!r} is not read by method {self.method!r} "
+                    f"(it reads {reads}); drop it"
+                )
 
     @classmethod
     def from_name(cls, name: str, **fields) -> Extrapolation:
@@ -149,8 +171,13 @@ class Extrapolation:
         """kappa(t) = lambda_s * t^lambda_t."""
         return self.dype_lambda_s * timestep**self.dype_lambda_t
 
-    def plan(self, train_grid: Sequence[int], eval_grid: Sequence[int], timestep: float | None = None,
-             token_spacing: Sequence[float] | None = None) -> RopePlan:
+    def plan(
+        self,
+        train_grid: Sequence[int],
+        eval_grid: Sequence[int],
+        timestep: float | None = None,
+        token_spacing: Sequence[float] | None = None,
+    ) -> RopePlan:
         """The per-axis scalings and the logit scale for `eval_grid` from a model trained on `train_grid`.
 
         Args:
@@ -163,9 +190,11 @@ class Extrapolation:
         try:
             return self._plan(train_grid, eval_grid, timestep, token_spacing)
         except OverflowError:  # s^kappa or s^(2 kappa) beyond a float
-            raise ValueError(f"method {self.method!r}: the scale overflows at {tuple(eval_grid)} from "
-                             f"{tuple(train_grid)} with dype_lambda_s={self.dype_lambda_s}; lower "
-                             "dype_lambda_s") from None
+            raise ValueError(
+                f"method {self.method!r}: the scale overflows at {tuple(eval_grid)} from "
+                f"{tuple(train_grid)} with dype_lambda_s={self.dype_lambda_s}; lower "
+                "dype_lambda_s"
+            ) from None
 
     def _plan(self, train_grid, eval_grid, timestep, token_spacing) -> RopePlan:
         train, evaluation = _check_grids(train_grid, eval_grid)
@@ -176,8 +205,9 @@ class Extrapolation:
         kappa = None
         if self.is_timestep_dependent:
             if timestep is None or not is_real(timestep) or not 0 <= timestep <= 1:
-                raise ValueError(f"method {self.method!r} needs a timestep in [0, 1] (1 = pure noise), "
-                                 f"got {timestep!r}")
+                raise ValueError(
+                    f"method {self.method!r} needs a timestep in [0, 1] (1 = pure noise), got {timestep!r}"
+                )
             kappa = self.kappa(timestep)
             if self.method.startswith("kappa-"):
                 factors = [s**kappa for s in factors]
@@ -192,8 +222,9 @@ class Extrapolation:
             factors = [s if i == a else 1.0 for i, s in enumerate(factors)]
             if factors[a] > 1:
                 k = None if self.riflex_index is None else self.riflex_index - 1
-                scalings[a] = RopeScaling("riflex", factor=factors[a], original_max_position_embeddings=lengths[a],
-                                          riflex_index=k)
+                scalings[a] = RopeScaling(
+                    "riflex", factor=factors[a], original_max_position_embeddings=lengths[a], riflex_index=k
+                )
         elif base == "dype-ntk":
             for a, s in enumerate(factors):
                 if s > 1 and s ** (2 * kappa) > 1:
@@ -202,9 +233,16 @@ class Extrapolation:
             (beta_0, beta_1), (gamma_0, gamma_1) = self.dype_beta, self.dype_gamma
             for a, (s, length) in enumerate(zip(factors, lengths, strict=True)):
                 if s > 1:
-                    scalings[a] = RopeScaling("dype_yarn", factor=s, original_max_position_embeddings=length,
-                                              kappa=kappa, beta_0=beta_0, beta_1=beta_1, gamma_0=gamma_0,
-                                              gamma_1=gamma_1)
+                    scalings[a] = RopeScaling(
+                        "dype_yarn",
+                        factor=s,
+                        original_max_position_embeddings=length,
+                        kappa=kappa,
+                        beta_0=beta_0,
+                        beta_1=beta_1,
+                        gamma_0=gamma_0,
+                        gamma_1=gamma_1,
+                    )
         elif base != "none":
             for a, (s, length) in enumerate(zip(factors, lengths, strict=True)):
                 if s > 1:  # an axis within its trained length keeps the trained encoding exactly
@@ -223,8 +261,14 @@ class Extrapolation:
         if base == "ntk":
             return RopeScaling("ntk", factor=factor)
         # the temperature goes on the logits once (see plan), not per axis block
-        return RopeScaling("yarn", factor=factor, original_max_position_embeddings=trained_length,
-                           beta_fast=self.beta_fast, beta_slow=self.beta_slow, attention_factor=1.0)
+        return RopeScaling(
+            "yarn",
+            factor=factor,
+            original_max_position_embeddings=trained_length,
+            beta_fast=self.beta_fast,
+            beta_slow=self.beta_slow,
+            attention_factor=1.0,
+        )
 
 
 def entropy_logit_scale(train_tokens: int, eval_tokens: int) -> float:
@@ -238,8 +282,7 @@ def _check_spacing(token_spacing, n_axes: int) -> list[float]:
     if token_spacing is None:
         return [1] * n_axes
     spacing = list(token_spacing)
-    if len(spacing) != n_axes or any(not is_real(v) or not (math.isfinite(v) and v > 0)
-                                     for v in spacing):
+    if len(spacing) != n_axes or any(not is_real(v) or not (math.isfinite(v) and v > 0) for v in spacing):
         raise ValueError(f"token_spacing must be {n_axes} positive numbers (one per axis), got {token_spacing!r}")
     return spacing
 
@@ -253,6 +296,7 @@ def _check_grids(train_grid, eval_grid) -> tuple[list[int], list[int]]:
             raise ValueError(f"{name} sizes must be positive integers, got {tuple(grid)}")
         grids.append(list(grid))
     if len(grids[0]) != len(grids[1]):
-        raise ValueError(f"train_grid {tuple(train_grid)} and eval_grid {tuple(eval_grid)} have different numbers "
-                         "of axes")
+        raise ValueError(
+            f"train_grid {tuple(train_grid)} and eval_grid {tuple(eval_grid)} have different numbers of axes"
+        )
     return grids[0], grids[1]

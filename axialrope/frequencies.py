@@ -79,8 +79,9 @@ def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
     return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
 
 
-def correction_range(dim: int, theta: float, trained: float, fast: float, slow: float,
-                     truncate: bool = True) -> tuple[float, float]:
+def correction_range(
+    dim: int, theta: float, trained: float, fast: float, slow: float, truncate: bool = True
+) -> tuple[float, float]:
     """The pair indices (low, high) where a ramp between two rotation counts starts and ends.
 
     Pair i completes r_i = L_train * theta_i / (2 pi) rotations within the trained length;
@@ -105,8 +106,9 @@ def correction_range(dim: int, theta: float, trained: float, fast: float, slow: 
 def yarn_correction_range(dim: int, theta: float, scaling: RopeScaling) -> tuple[float, float]:
     """The pair indices (low, high) between which YaRN ramps from extrapolation to interpolation
     (`correction_range` at beta_fast and beta_slow rotations)."""
-    return correction_range(dim, theta, scaling.original_max_position_embeddings, scaling.beta_fast,
-                            scaling.beta_slow, scaling.truncate)
+    return correction_range(
+        dim, theta, scaling.original_max_position_embeddings, scaling.beta_fast, scaling.beta_slow, scaling.truncate
+    )
 
 
 def linear_ramp(pairs: int, low: float, high: float) -> torch.Tensor:

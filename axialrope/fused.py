@@ -68,13 +68,19 @@ def _plan_few_ops(xs, weights, cos, eps, layout, across_heads):
     dtype = compute_dtype(xs[0], cos)
     rows = [tuple(x.shape[-2:] if across_heads else x.shape[-1:]) for x in xs]
     out_dtypes = [x.dtype for x in xs]
-    normed_like = [torch.empty(x.shape, dtype=dtype, device=x.device).requires_grad_(
-        x.requires_grad or (w is not None and w.requires_grad)) for x, w in zip(xs, weights, strict=True)]
+    normed_like = [
+        torch.empty(x.shape, dtype=dtype, device=x.device).requires_grad_(
+            x.requires_grad or (w is not None and w.requires_grad)
+        )
+        for x, w in zip(xs, weights, strict=True)
+    ]
     rotate = plan_few_ops(normed_like, cos, layout)
 
     def run(xs, weights, cos, sin):
-        normed = [F.rms_norm(x.to(dtype), row, None if w is None else w.reshape(row).to(dtype), eps)
-                  for x, w, row in zip(xs, weights, rows, strict=True)]
+        normed = [
+            F.rms_norm(x.to(dtype), row, None if w is None else w.reshape(row).to(dtype), eps)
+            for x, w, row in zip(xs, weights, rows, strict=True)
+        ]
         return tuple(r.to(out) for r, out in zip(rotate(normed, cos, sin), out_dtypes, strict=True))
 
     return run
@@ -83,27 +89,35 @@ def _plan_few_ops(xs, weights, cos, eps, layout, across_heads):
 def _forward(xs, weights, cos, sin, eps, layout, across_heads, backend, need_rstd):
     """[(y, rstd)] of each x with one fast kernel, no autograd (rstd may be None unless need_rstd)."""
     if backend == "triton":
-        return [triton_norm_rope.norm_rotate(x, cos, sin, w, eps, layout, across_heads, need_rstd)
-                for x, w in zip(xs, weights, strict=True)]
+        return [
+            triton_norm_rope.norm_rotate(x, cos, sin, w, eps, layout, across_heads, need_rstd)
+            for x, w in zip(xs, weights, strict=True)
+        ]
     if backend == "compiled":
         results = fused_eager.norm_rotate_compiled(xs, weights, cos, sin, eps, layout, across_heads, need_rstd)
         if results is not None:
             return results
-    return [fused_eager.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads)
-            for x, w in zip(xs, weights, strict=True)]
+    return [
+        fused_eager.norm_rotate_eager(x, cos, sin, w, eps, layout, across_heads)
+        for x, w in zip(xs, weights, strict=True)
+    ]
 
 
 def _backward(grads, xs, rstds, weights, cos, sin, layout, across_heads, backend):
     """[(dx, dw)] of each x with the forward's kernel."""
     if backend == "triton":
-        return [triton_norm_rope.norm_rotate_backward(g, x, r, cos, sin, w, layout, across_heads)
-                for g, x, r, w in zip(grads, xs, rstds, weights, strict=True)]
+        return [
+            triton_norm_rope.norm_rotate_backward(g, x, r, cos, sin, w, layout, across_heads)
+            for g, x, r, w in zip(grads, xs, rstds, weights, strict=True)
+        ]
     if backend == "compiled":
         results = fused_eager.norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout, across_heads)
         if results is not None:
             return results
-    return [fused_eager.norm_rotate_backward_eager(g, x, r, cos, sin, w, layout, across_heads)
-            for g, x, r, w in zip(grads, xs, rstds, weights, strict=True)]
+    return [
+        fused_eager.norm_rotate_backward_eager(g, x, r, cos, sin, w, layout, across_heads)
+        for g, x, r, w in zip(grads, xs, rstds, weights, strict=True)
+    ]
 
 
 class _NormRotation(torch.autograd.Function):
@@ -125,8 +139,21 @@ class _NormRotation(torch.autograd.Function):
         todo = [i for i, g in enumerate((grad_q, grad_k)) if g is not None and (needs[6 + i] or needs[8 + i])]
         saved = ((grad_q, q, rq, wq), (grad_k, k, rk, wk))
         picked = [saved[i] for i in todo]
-        results = _backward([p[0] for p in picked], [p[1] for p in picked], [p[2] for p in picked],
-                            [p[3] for p in picked], cos, sin, ctx.layout, ctx.across_heads, ctx.backend) if todo else []
+        results = (
+            _backward(
+                [p[0] for p in picked],
+                [p[1] for p in picked],
+                [p[2] for p in picked],
+                [p[3] for p in picked],
+                cos,
+                sin,
+                ctx.layout,
+                ctx.across_heads,
+                ctx.backend,
+            )
+            if todo
+            else []
+        )
         grads = [None] * 10
         for i, (dx, dw) in zip(todo, results, strict=True):
             grads[6 + i] = dx if needs[6 + i] else None
@@ -171,16 +198,21 @@ def rms_norm_rotary_qk(
         return plan((q, k), (q_weight, k_weight), cos, sin)
     _check(q, k, cos, sin, eps, layout, across_heads)
     xs = (q, k)
-    weights = (_check_weight(q_weight, q, "q_weight", "q", across_heads),
-               _check_weight(k_weight, k, "k_weight", "k", across_heads))
+    weights = (
+        _check_weight(q_weight, q, "q_weight", "q", across_heads),
+        _check_weight(k_weight, k, "k_weight", "k", across_heads),
+    )
     eps = float(eps)
     tracked = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (*xs, *weights))
     kind = "training forward" if tracked else "forward"  # training keeps 1 / rms for the backward
-    backend = backends.choose(xs, cos, sin, layout,
-                              spec=lambda: fused_eager.compiled_spec(xs, weights, cos, layout, across_heads, kind))
+    backend = backends.choose(
+        xs, cos, sin, layout, spec=lambda: fused_eager.compiled_spec(xs, weights, cos, layout, across_heads, kind)
+    )
     if backend == "composite":
-        return tuple(fused_eager.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
-                     for x, w in zip(xs, weights, strict=True))
+        return tuple(
+            fused_eager.norm_rotate_composite(x, cos, sin, w, eps, layout, across_heads)[0]
+            for x, w in zip(xs, weights, strict=True)
+        )
     if backend == "few_ops":
         plan = _plan_few_ops(xs, weights, cos, eps, layout, across_heads)
         backends.remember(key, plan)

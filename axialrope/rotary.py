@@ -42,8 +42,9 @@ def check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: str
     for arg, value in ((name, x), ("cos", cos), ("sin", sin)):
         # an integer x would come back truncated, a complex one half-rotated: refuse both
         if not value.is_floating_point():
-            raise TypeError(f"{arg} must be a real floating-point tensor (float16, bfloat16, float32 or float64), "
-                            f"got {value.dtype}")
+            raise TypeError(
+                f"{arg} must be a real floating-point tensor (float16, bfloat16, float32 or float64), got {value.dtype}"
+            )
     if cos.shape != sin.shape:
         raise ValueError(f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}")
     if cos.ndim == 0:
@@ -108,8 +109,9 @@ class _Rotation(torch.autograd.Function):
         grad_xs = [None] * len(grads)
         if todo:
             # through _Rotation again, so a double backward works too
-            rotated = _Rotation.apply(cos, sin, ctx.layout, not ctx.inverse, False, ctx.backend,
-                                      *(grads[i] for i in todo))
+            rotated = _Rotation.apply(
+                cos, sin, ctx.layout, not ctx.inverse, False, ctx.backend, *(grads[i] for i in todo)
+            )
             for i, g in zip(todo, rotated, strict=True):
                 grad_xs[i] = g
         return (None,) * 6 + tuple(grad_xs)

@@ -103,9 +103,21 @@ class RopeScaling:
     def __post_init__(self):
         if self.rope_type not in ROPE_TYPES:
             raise ValueError(f"scaling: unknown rope_type {self.rope_type!r}; expected one of {ROPE_TYPES}")
-        for name in ("factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
-                     "attention_factor", "low_freq_factor", "high_freq_factor",
-                     "kappa", "beta_0", "beta_1", "gamma_0", "gamma_1"):
+        for name in (
+            "factor",
+            "beta_fast",
+            "beta_slow",
+            "mscale",
+            "mscale_all_dim",
+            "attention_factor",
+            "low_freq_factor",
+            "high_freq_factor",
+            "kappa",
+            "beta_0",
+            "beta_1",
+            "gamma_0",
+            "gamma_1",
+        ):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -118,8 +130,9 @@ class RopeScaling:
         if self.rope_type != "default" and self.factor is not None and self.factor < 1:
             raise ValueError(f"scaling: factor must be >= 1 (it is L_eval / L_train), got {self.factor}")
         if self.attention_factor is not None and not self.attention_factor > 0:
-            raise ValueError(f"scaling: attention_factor must be > 0 (it multiplies cos and sin), "
-                             f"got {self.attention_factor}")
+            raise ValueError(
+                f"scaling: attention_factor must be > 0 (it multiplies cos and sin), got {self.attention_factor}"
+            )
         for name in ("mscale", "mscale_all_dim"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise ValueError(f"scaling: {name} must be >= 0, got {getattr(self, name)}")
@@ -132,9 +145,7 @@ class RopeScaling:
             # a whole number stays an int (transformers' configs); fractional lengths are kept as given
             length = int(length) if float(length).is_integer() else float(length)
             object.__setattr__(self, "original_max_position_embeddings", length)
-        if self.riflex_index is not None and (
-            not is_int(self.riflex_index) or self.riflex_index < 0
-        ):
+        if self.riflex_index is not None and (not is_int(self.riflex_index) or self.riflex_index < 0):
             raise ValueError(f"scaling: riflex_index must be a non-negative integer, got {self.riflex_index!r}")
         if not isinstance(self.truncate, bool):
             raise TypeError(f"scaling: truncate must be a bool, got {type(self.truncate).__name__}")

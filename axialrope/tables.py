@@ -114,8 +114,9 @@ class AxialRotaryEmbedding(nn.Module):
     def axis_frequencies(self, seq_lens: Sequence[int | None] | None = None) -> list[tuple[torch.Tensor, float]]:
         """Per axis: (inv_freq float64 (d_a // 2,), attention_factor) from `rope_frequencies`."""
         seq_lens = seq_lens or (None,) * self.n_axes
-        return [rope_frequencies(*args)
-                for args in zip(self.axes_dims, self.thetas, self.scalings, seq_lens, strict=True)]
+        return [
+            rope_frequencies(*args) for args in zip(self.axes_dims, self.thetas, self.scalings, seq_lens, strict=True)
+        ]
 
     def forward(self, coords: torch.Tensor, seq_lens: Sequence[int | None] | None = None) -> Table:
         """coords (..., seq, n_axes) -> cos, sin (..., seq, rotary_dim // 2), float32.
@@ -124,8 +125,12 @@ class AxialRotaryEmbedding(nn.Module):
         from the coordinates (max + 1), which syncs with the device.
         """
         self._check_coords(coords)
-        return self._cached(("coords", id(coords), coords._version, coords.device), coords,
-                            lambda: self._compute(coords, seq_lens), seq_lens)
+        return self._cached(
+            ("coords", id(coords), coords._version, coords.device),
+            coords,
+            lambda: self._compute(coords, seq_lens),
+            seq_lens,
+        )
 
     def for_grid(
         self,
@@ -190,8 +195,9 @@ class AxialRotaryEmbedding(nn.Module):
         device = torch.device("cpu") if coords.device.type == "mps" else coords.device
         per_axis = self.axis_frequencies(seq_lens)
         inv_freq = torch.cat([f for f, _ in per_axis]).to(device)  # (pairs,)
-        gain = torch.cat([torch.full((d // 2,), a, dtype=torch.float64)
-                          for d, (_, a) in zip(self.axes_dims, per_axis, strict=True)])
+        gain = torch.cat(
+            [torch.full((d // 2,), a, dtype=torch.float64) for d, (_, a) in zip(self.axes_dims, per_axis, strict=True)]
+        )
         pair_axis = torch.repeat_interleave(torch.arange(self.n_axes), torch.tensor(self.axes_dims) // 2).to(device)
         # (..., seq, n_axes) -> (..., seq, pairs): each pair reads its own axis's coordinate
         angles = coords.to(device=device, dtype=torch.float64).index_select(-1, pair_axis) * inv_freq
@@ -228,5 +234,9 @@ class RotaryEmbedding(AxialRotaryEmbedding):
         coords = positions.unsqueeze(-1)
         self._check_coords(coords)
         seq_lens = None if seq_len is None else (seq_len,)
-        return self._cached(("positions", id(positions), positions._version, positions.device), positions,
-                            lambda: self._compute(coords, seq_lens), seq_lens)
+        return self._cached(
+            ("positions", id(positions), positions._version, positions.device),
+            positions,
+            lambda: self._compute(coords, seq_lens),
+            seq_lens,
+        )

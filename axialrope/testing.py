@@ -135,8 +135,9 @@ class RotaryUnderTest:
         object.__setattr__(self, "thetas", thetas)
 
     @classmethod
-    def from_embedding(cls, embedding: AxialRotaryEmbedding, layout: str = "half", dim: int | None = None,
-                       name: str | None = None) -> RotaryUnderTest:
+    def from_embedding(
+        cls, embedding: AxialRotaryEmbedding, layout: str = "half", dim: int | None = None, name: str | None = None
+    ) -> RotaryUnderTest:
         """axialrope's own rotation: `apply_rotary(x, *embedding(coords), layout)`.
 
         dim: channels per head (default: the rotary dimension, no pass-through).
@@ -264,7 +265,9 @@ def check_relative(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_TOL
         if error >= worst:
             worst, worst_axis, worst_shift = error, axis, shift
     return _result(
-        "relative", worst, tolerance,
+        "relative",
+        worst,
+        tolerance,
         "logits unchanged when all tokens shift along any one axis",
         f"shifting all tokens by {worst_shift:g} along axis {worst_axis} changes logits by {worst:.1e}: "
         "the rotation is not relative (absolute angles?)",
@@ -295,7 +298,9 @@ def check_separable(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_TO
             if error >= worst:
                 worst, pair = error, (a, b)
     return _result(
-        "separable", worst, tolerance,
+        "separable",
+        worst,
+        tolerance,
         "mixed differences across axes vanish: exp(logit) is a product of per-axis kernels",
         f"mixed difference across axes {pair[0]} and {pair[1]} is {worst:.1e}: the axes interact",
     )
@@ -312,7 +317,9 @@ def check_orthogonal(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_T
     scale = einsum(norms, norms, "b h s, c h s -> h s b c")
     worst = _worst((gram(rotated) - gram(x)) / scale)
     return _result(
-        "orthogonal", worst, tolerance,
+        "orthogonal",
+        worst,
+        tolerance,
         "inner products and norms preserved",
         f"inner products change by {worst:.1e} of |u||v|: not a rotation (a gain such as YaRN's "
         "attention factor also does this)",
@@ -359,8 +366,9 @@ def check_reduction(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_TO
     gen = _generator(seed)
     x, coords = _vectors(subject, gen, 2), _coords(subject, gen)
     base = _rotate(subject, x, coords).double()
-    moves, compositions = zip(*(_axis_moves(subject, x, coords, base, a, gen) for a in range(subject.n_axes)),
-                              strict=True)
+    moves, compositions = zip(
+        *(_axis_moves(subject, x, coords, base, a, gen) for a in range(subject.n_axes)), strict=True
+    )
     dead = [a for a, m in enumerate(moves) if float(m.max()) <= tolerance]
     if dead:
         explanation = f"axis {dead[0]} rotates no channel: the function ignores that coordinate (or stale tables)"
@@ -380,17 +388,22 @@ def check_reduction(subject: RotaryUnderTest, *, tolerance: float = STRUCTURE_TO
             explanation += f", equal to 1D RoPE ({subject.layout} layout) on them"
         return CheckResult("reduction", True, worst, tolerance, explanation)
     if overlap > tolerance:
-        explanation = (f"axes {pair[0]} and {pair[1]} both move channel {channel} (by {overlap:.1e}): "
-                       "rotations mix the axes")
+        explanation = (
+            f"axes {pair[0]} and {pair[1]} both move channel {channel} (by {overlap:.1e}): rotations mix the axes"
+        )
     elif composition > tolerance:
         axis = max(range(subject.n_axes), key=lambda a: compositions[a])
-        explanation = (f"R(c + s e_{axis}) differs from R(s e_{axis}) R(c) by {composition:.1e}: "
-                       "not a rotation linear in the coordinate (absolute angles, a gain, or stale tables)")
+        explanation = (
+            f"R(c + s e_{axis}) differs from R(s e_{axis}) R(c) by {composition:.1e}: "
+            "not a rotation linear in the coordinate (absolute angles, a gain, or stale tables)"
+        )
     elif layout_axis < 0:
         explanation = f"pass-through channels change by {layout:.1e}"
     else:
-        explanation = (f"axis {layout_axis}'s channels differ from 1D RoPE (apply_rotary + RotaryEmbedding, "
-                       f"{subject.layout} layout) by {layout:.1e}")
+        explanation = (
+            f"axis {layout_axis}'s channels differ from 1D RoPE (apply_rotary + RotaryEmbedding, "
+            f"{subject.layout} layout) by {layout:.1e}"
+        )
     return CheckResult("reduction", False, worst, tolerance, explanation)
 
 
@@ -400,8 +413,12 @@ def check_batch(subject: RotaryUnderTest, *, tolerance: float = BATCH_TOLERANCE,
     gen = _generator(seed)
     x, coords = _vectors(subject, gen, 3), _coords(subject, gen)
     full = _rotate(subject, x, coords)
-    errors = {"alone": max(_vector_error(_rotate(subject, x[b:b + 1], coords), full[b:b + 1], x[b:b + 1])
-                           for b in range(x.shape[0]))}
+    errors = {
+        "alone": max(
+            _vector_error(_rotate(subject, x[b : b + 1], coords), full[b : b + 1], x[b : b + 1])
+            for b in range(x.shape[0])
+        )
+    }
     errors["in reversed batch order"] = _vector_error(_rotate(subject, x.flip(0), coords).flip(0), full, x)
     subset = torch.randperm(coords.shape[0], generator=gen)[: coords.shape[0] // 2].to(coords.device)
     errors["as a subset of its tokens"] = _vector_error(
@@ -409,7 +426,9 @@ def check_batch(subject: RotaryUnderTest, *, tolerance: float = BATCH_TOLERANCE,
     )
     how, worst = max(errors.items(), key=lambda item: item[1])
     return _result(
-        "batch", worst, tolerance,
+        "batch",
+        worst,
+        tolerance,
         "results independent of the batch, its order, and which tokens are rotated together",
         f"a sequence rotated {how} differs by {worst:.1e}: the result depends on what else is rotated",
     )
@@ -464,7 +483,9 @@ def check_precision(
     against = "float64" if reference_dtype == torch.float64 else "float32 (float64 rejected)"
     by_kind = ", ".join(f"{k} {max(e for (k2, _), e in errors.items() if k2 == k):.1e}" for k in kinds)
     return _result(
-        name, worst, tolerance,
+        name,
+        worst,
+        tolerance,
         f"logits at coordinate {large:g} match a {against} evaluation near the origin",
         f"logits at {kind} coordinates near {large:g} on axis {axis} differ from a {against} evaluation near "
         f"the origin ({by_kind}): angles or positions lose precision (or the rotation is not relative)",
@@ -527,6 +548,7 @@ def assert_rope_properties(
     results = run_checks(subject, checks, seed=seed, large=large)
     failures = [r for r in results if r.passed is False]
     if failures:
-        raise AssertionError(f"{subject.name} fails {len(failures)} RoPE properties:\n"
-                             + "\n".join(f"  {r}" for r in failures))
+        raise AssertionError(
+            f"{subject.name} fails {len(failures)} RoPE properties:\n" + "\n".join(f"  {r}" for r in failures)
+        )
     return results

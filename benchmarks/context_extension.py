@@ -38,8 +38,14 @@ METHODS = ("none", "linear", "ntk", "dynamic", "yarn", "llama3")
 # at the long length is the PI paper's own control ("direct extrapolation" fine-tuning).
 # NTK-aware and dynamic NTK were proposed as training-free; llama3 is Llama 3.1's fixed recipe.
 FINETUNED = ("none", "linear", "yarn")
-LABELS = {"none": "none", "linear": "linear (PI)", "ntk": "ntk", "dynamic": "dynamic", "yarn": "yarn",
-          "llama3": "llama3"}
+LABELS = {
+    "none": "none",
+    "linear": "linear (PI)",
+    "ntk": "ntk",
+    "dynamic": "dynamic",
+    "yarn": "yarn",
+    "llama3": "llama3",
+}
 
 
 def scaling_for(method: str, factor: float, trained: int) -> dict | None:
@@ -113,7 +119,10 @@ def train_base(settings: Settings, language: SyntheticLanguage, device) -> TinyC
     train_lm(
         model,
         lambda step: language.training_batch(settings.batch, settings.train_len, rng, settings.passkey_fraction),
-        settings.train_steps, lr=settings.lr, warmup=min(100, settings.train_steps // 10), progress="base",
+        settings.train_steps,
+        lr=settings.lr,
+        warmup=min(100, settings.train_steps // 10),
+        progress="base",
         lr_scheduler=settings.lr_scheduler,
     )
     return model
@@ -131,8 +140,11 @@ def fine_tune(base_path: Path, settings: Settings, language: SyntheticLanguage, 
     train_lm(
         model,
         lambda step: language.training_batch(rows, length, rng, settings.passkey_fraction),
-        settings.finetune_steps, lr=settings.finetune_lr, warmup=max(1, settings.finetune_steps // 10),
-        progress=f"fine-tune {method} @{length}", lr_scheduler=settings.lr_scheduler,
+        settings.finetune_steps,
+        lr=settings.finetune_lr,
+        warmup=max(1, settings.finetune_steps // 10),
+        progress=f"fine-tune {method} @{length}",
+        lr_scheduler=settings.lr_scheduler,
     )
     return model
 
@@ -142,16 +154,24 @@ def evaluation_sets(settings: Settings, language: SyntheticLanguage) -> dict[int
     sets = {}
     for length in [settings.train_len, *settings.lengths]:
         rng = random.Random(10_000 * (settings.seed + 1) + length)
-        sets[length] = (language.passkey_batch(settings.n_passkey, length, rng),
-                        language.language_batch(settings.n_perplexity, length, rng))
+        sets[length] = (
+            language.passkey_batch(settings.n_passkey, length, rng),
+            language.language_batch(settings.n_perplexity, length, rng),
+        )
     return sets
 
 
 def score(model: TinyCausalLM, sets, method: str, regime: str, length: int, factor: float) -> dict:
     """One result row: `model` (already scaled by `factor`) on the sets of `length`."""
     passkeys, text = sets[length]
-    row = {"method": method, "regime": regime, "length": length, "factor": factor,
-           "passkey": passkey_accuracy(model, passkeys), "ppl": perplexity(model, text)}
+    row = {
+        "method": method,
+        "regime": regime,
+        "length": length,
+        "factor": factor,
+        "passkey": passkey_accuracy(model, passkeys),
+        "ppl": perplexity(model, text),
+    }
     print(json.dumps(row), file=sys.stderr)
     return row
 
@@ -167,20 +187,25 @@ def columns(settings: Settings) -> list[tuple[int, float, str]]:
 
 
 def markdown(results: list[dict], settings: Settings, notes: list[str]) -> str:
-    rows = sorted({(r["method"], r["regime"]) for r in results},
-                  key=lambda mr: (mr[1] != "training-free", METHODS.index(mr[0])))
+    rows = sorted(
+        {(r["method"], r["regime"]) for r in results}, key=lambda mr: (mr[1] != "training-free", METHODS.index(mr[0]))
+    )
     cell = {(r["method"], r["regime"], r["length"], r["factor"]): r for r in results}
     header = "| method | regime | " + " | ".join(title for _, _, title in columns(settings)) + " |"
     rule = "|---|---|" + "---:|" * len(columns(settings))
     out = []
-    for metric, title, fmt in (("passkey", "Passkey retrieval accuracy (all 5 digits right; higher is better)",
-                                "{:.2f}"),
-                               ("ppl", "Perplexity of the synthetic language (lower is better)", "{:.2f}")):
+    for metric, title, fmt in (
+        ("passkey", "Passkey retrieval accuracy (all 5 digits right; higher is better)", "{:.2f}"),
+        ("ppl", "Perplexity of the synthetic language (lower is better)", "{:.2f}"),
+    ):
         out += [f"**{title}**", "", header, rule]
         for method, regime in rows:
             values = [cell.get((method, regime, length, factor)) for length, factor, _ in columns(settings)]
-            out.append(f"| {LABELS[method]} | {regime} | "
-                       + " | ".join("–" if v is None else fmt.format(v[metric]) for v in values) + " |")
+            out.append(
+                f"| {LABELS[method]} | {regime} | "
+                + " | ".join("–" if v is None else fmt.format(v[metric]) for v in values)
+                + " |"
+            )
         out.append("")
     return "\n".join(out + notes) + "\n"
 
@@ -197,13 +222,22 @@ def plot(results: list[dict], settings: Settings, path: Path) -> None:
     lengths = [settings.train_len, *settings.lengths]
     for regime, style in (("training-free", "-o"), ("fine-tuned", "--s")):
         for method in METHODS:
-            points = sorted((r["length"], r) for r in results if r["method"] == method and r["regime"] == regime
-                            and r["factor"] == r["length"] / settings.train_len)
+            points = sorted(
+                (r["length"], r)
+                for r in results
+                if r["method"] == method and r["regime"] == regime and r["factor"] == r["length"] / settings.train_len
+            )
             if not points:
                 continue
             for ax, metric in zip(axes, ("passkey", "ppl"), strict=True):
-                ax.plot([p[0] for p in points], [p[1][metric] for p in points], style, color=colors[method],
-                        markersize=4, label=LABELS[method] + (", fine-tuned" if regime == "fine-tuned" else ""))
+                ax.plot(
+                    [p[0] for p in points],
+                    [p[1][metric] for p in points],
+                    style,
+                    color=colors[method],
+                    markersize=4,
+                    label=LABELS[method] + (", fine-tuned" if regime == "fine-tuned" else ""),
+                )
     for ax, ylabel in zip(axes, ("passkey accuracy (higher is better)", "perplexity (lower is better)"), strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xticks(lengths, [str(length) for length in lengths])
@@ -233,12 +267,24 @@ def main(argv=None) -> int:
     # off, and on a shared 2-core machine a second spinning thread slowed every step.
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output folder (default benchmarks/results, or outputs/context_extension_quick)")
-    parser.add_argument("--lr-scheduler", default=FULL.lr_scheduler, choices=TEXT_LR_SCHEDULERS,
-                        help="learning-rate schedule of training and fine-tunes (docs/text.md compares two)")
-    parser.add_argument("--cache", type=Path, default=Path("outputs/context_extension"),
-                        help="trained checkpoints, reused when the settings match")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default benchmarks/results, or outputs/context_extension_quick)",
+    )
+    parser.add_argument(
+        "--lr-scheduler",
+        default=FULL.lr_scheduler,
+        choices=TEXT_LR_SCHEDULERS,
+        help="learning-rate schedule of training and fine-tunes (docs/text.md compares two)",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path("outputs/context_extension"),
+        help="trained checkpoints, reused when the settings match",
+    )
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
@@ -266,8 +312,9 @@ def main(argv=None) -> int:
     for method in FINETUNED:
         for length in settings.lengths:
             path = args.cache / f"finetune-{method}-{length}-{settings.key('finetune', method, length)}.safetensors"
-            model, info = cached_model(path, partial(fine_tune, base_path, settings, language, method, length, device),
-                                       device)
+            model, info = cached_model(
+                path, partial(fine_tune, base_path, settings, language, method, length, device), device
+            )
             tuned_seconds.append(info["train_seconds"])
             results.append(score(model, sets, method, "fine-tuned", length, length / trained))
     finished = time.perf_counter()
@@ -284,8 +331,9 @@ def main(argv=None) -> int:
         f"the column set for {max(settings.multiples)}x.",
     ]
     (out / "context_extension.md").write_text(markdown(results, settings, notes))
-    (out / "context_extension.json").write_text(json.dumps(
-        {"settings": dataclasses.asdict(settings), "results": results, "notes": notes}, indent=1))
+    (out / "context_extension.json").write_text(
+        json.dumps({"settings": dataclasses.asdict(settings), "results": results, "notes": notes}, indent=1)
+    )
     plot(results, settings, out / "context_extension.png")
     print(markdown(results, settings, notes))
     return 0

@@ -62,8 +62,12 @@ def measure(config: TrainConfig, repeats: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", nargs="+", default=["32", "64", "8x32x32"],
-                        help="image sizes N or HxW; TxHxW for moving shapes (video)")
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        default=["32", "64", "8x32x32"],
+        help="image sizes N or HxW; TxHxW for moving shapes (video)",
+    )
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--model-size", default="tiny")
     parser.add_argument("--repeats", type=int, default=10)
@@ -71,14 +75,17 @@ def main() -> None:
     args = parser.parse_args()
     repeats = 3 if args.quick else args.repeats
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch_size}, "
-          f"model {args.model_size}, median of {repeats}")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch_size}, "
+        f"model {args.model_size}, median of {repeats}"
+    )
     print("| data | size | dataset items/s | training items/s | dataset / training |")
     print("| --- | --- | ---: | ---: | ---: |")
     for size in args.sizes:
         data = "moving_shapes" if size.count("x") == 2 else "shapes"
-        config = TrainConfig(data=data, resolution=[size], batch_size=args.batch_size, model_size=args.model_size,
-                             dataset_size=100_000).validate()
+        config = TrainConfig(
+            data=data, resolution=[size], batch_size=args.batch_size, model_size=args.model_size, dataset_size=100_000
+        ).validate()
         data_rate, train_rate = measure(config, repeats)
         print(f"| {data} | {size} | {data_rate:,.0f} | {train_rate:,.0f} | {data_rate / train_rate:.1f}x |", flush=True)
 

@@ -34,15 +34,17 @@ from axialrope.pipelines.sampling.extrapolation_names import ENTROPY_SUFFIX, mak
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True,
-                        help="a diffusers pipeline folder or hub id (Flux, Qwen-Image, Wan, ...)")
+    parser.add_argument(
+        "--model", required=True, help="a diffusers pipeline folder or hub id (Flux, Qwen-Image, Wan, ...)"
+    )
     parser.add_argument("--prompt", required=True)
     parser.add_argument("--sizes", type=int, nargs="+", default=None, help="square image sizes in px")
     parser.add_argument("--height", type=int, default=None, help="px (with --width, instead of --sizes)")
     parser.add_argument("--width", type=int, default=None)
     parser.add_argument("--frames", type=int, nargs="+", default=[None], help="frame counts (video models)")
-    parser.add_argument("--methods", nargs="+", default=None,
-                        help=f"default: every method that applies, then none{ENTROPY_SUFFIX}")
+    parser.add_argument(
+        "--methods", nargs="+", default=None, help=f"default: every method that applies, then none{ENTROPY_SUFFIX}"
+    )
     parser.add_argument("--trained-grid", type=int, nargs="+", default=None, help="override the family's trained grid")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--guidance", type=float, default=None)
@@ -62,13 +64,21 @@ def main() -> None:
         for frames in args.frames:
             panels = []
             for name in methods:
-                kwargs = call_kwargs(pipe, args.prompt, height, width, frames, args.steps, args.guidance, args.seed, 1,
-                                     None)
+                kwargs = call_kwargs(
+                    pipe, args.prompt, height, width, frames, args.steps, args.guidance, args.seed, 1, None
+                )
                 started = time.perf_counter()
                 result = generate(pipe, make_extrapolation(name), args.trained_grid, **kwargs)
                 seconds = time.perf_counter() - started
-                rows.append({"height": height, "width": width, "frames": frames or "", "method": name,
-                             "seconds": f"{seconds:.1f}"})
+                rows.append(
+                    {
+                        "height": height,
+                        "width": width,
+                        "frames": frames or "",
+                        "method": name,
+                        "seconds": f"{seconds:.1f}",
+                    }
+                )
                 print(f"{height}x{width}{f'x{frames}' if frames else ''} {name}: {seconds:.1f} s", flush=True)
                 panels.append(panel(result, video))
             tag = f"{height}x{width}" + (f"x{frames}" if frames else "")

@@ -45,7 +45,7 @@ def median_ms(calls: dict, repeats: int, warmup: int = 2) -> dict[str, float]:
     kept = {}
     names = list(calls)
     for repeat in range(warmup + repeats):
-        for name in names[repeat % len(names):] + names[: repeat % len(names)]:
+        for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
             start = time.perf_counter()
             kept[name] = calls[name]()
             elapsed = (time.perf_counter() - start) * 1e3
@@ -67,15 +67,22 @@ def flux_rows(device: str, repeats: int) -> list[dict]:
     from diffusers import FluxTransformer2DModel
 
     # the real rope settings on a one-block transformer: only pos_embed runs here
-    model = FluxTransformer2DModel(num_layers=1, num_single_layers=1, attention_head_dim=128, num_attention_heads=1,
-                                   joint_attention_dim=8, pooled_projection_dim=8).to(device)
+    model = FluxTransformer2DModel(
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=128,
+        num_attention_heads=1,
+        joint_attention_dim=8,
+        pooled_projection_dim=8,
+    ).to(device)
     own = model.pos_embed
     rows = []
     for size in FLUX_SIZES:
         text, image = (t.to(device) for t in flux_ids(size))
         ids = torch.cat([text, image])
-        cached_rope, build_rope = (detached_rope(model, m, torch.tensor([0.5], device=device))
-                                   for m in ("yarn", "dype-yarn"))
+        cached_rope, build_rope = (
+            detached_rope(model, m, torch.tensor([0.5], device=device)) for m in ("yarn", "dype-yarn")
+        )
         for rope in (cached_rope, build_rope):
             rope.text_ids, rope.image_ids = text, image  # the transformer's whole ids, as its pre-hook sees them
         cached_rope(ids)  # the first step builds it
@@ -93,8 +100,16 @@ def flux_rows(device: str, repeats: int) -> list[dict]:
 def wan_rows(device: str, repeats: int) -> list[dict]:
     from diffusers import WanTransformer3DModel
 
-    model = WanTransformer3DModel(num_attention_heads=1, attention_head_dim=128, in_channels=16, out_channels=16,
-                                  text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1).to(device)
+    model = WanTransformer3DModel(
+        num_attention_heads=1,
+        attention_head_dim=128,
+        in_channels=16,
+        out_channels=16,
+        text_dim=8,
+        freq_dim=8,
+        ffn_dim=8,
+        num_layers=1,
+    ).to(device)
     own = model.rope
     rows = []
     for frames in WAN_FRAMES:
@@ -106,8 +121,9 @@ def wan_rows(device: str, repeats: int) -> list[dict]:
             ropes["dype-yarn"].clear_cache()
             return ropes["dype-yarn"](latent)
 
-        times = median_ms({"own": partial(own, latent), "cached": partial(ropes["riflex"], latent), "build": build},
-                          repeats)
+        times = median_ms(
+            {"own": partial(own, latent), "cached": partial(ropes["riflex"], latent), "build": build}, repeats
+        )
         tokens = latent.shape[2] * 30 * 52
         rows.append({"family": "Wan", "case": f"{frames} frames, 480 x 832 px ({tokens} tokens)", **times})
     return rows
@@ -121,16 +137,22 @@ def _sync(device: str) -> None:
 def machine(device: str) -> str:
     cpu = cpu_model()
     gpu = f", {torch.cuda.get_device_name()}" if device.startswith("cuda") else ""
-    return (f"{cpu} ({os.cpu_count()} cores), {torch.get_num_threads()} torch thread(s){gpu}, "
-            f"torch {torch.__version__}, device {device}")
+    return (
+        f"{cpu} ({os.cpu_count()} cores), {torch.get_num_threads()} torch thread(s){gpu}, "
+        f"torch {torch.__version__}, device {device}"
+    )
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| family | case | own ms | cached ms | build ms | own / cached | own / build |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| family | case | own ms | cached ms | build ms | own / cached | own / build |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
-        lines.append(f"| {row['family']} | {row['case']} | {row['own']:.3f} | {row['cached']:.3f} | "
-                     f"{row['build']:.3f} | {row['own'] / row['cached']:.1f} | {row['own'] / row['build']:.2f} |")
+        lines.append(
+            f"| {row['family']} | {row['case']} | {row['own']:.3f} | {row['cached']:.3f} | "
+            f"{row['build']:.3f} | {row['own'] / row['cached']:.1f} | {row['own'] / row['build']:.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -142,7 +164,7 @@ def write_into(path: str, text: str) -> None:
     page = open(path).read() if os.path.exists(path) else ""
     block = f"{BEGIN}\n{text}{END}"
     if BEGIN in page and END in page:
-        page = page[: page.index(BEGIN)] + block + page[page.index(END) + len(END):]
+        page = page[: page.index(BEGIN)] + block + page[page.index(END) + len(END) :]
     else:
         page = page + ("\n" if page else "") + block + "\n"
     with open(path, "w") as out:
@@ -154,8 +176,11 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--repeats", type=int, default=7, help="timed repeats per case")
-    parser.add_argument("--markdown", default=None,
-                        help="also write the table into this markdown page, between its diffusers_tables markers")
+    parser.add_argument(
+        "--markdown",
+        default=None,
+        help="also write the table into this markdown page, between its diffusers_tables markers",
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

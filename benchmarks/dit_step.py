@@ -103,7 +103,7 @@ def measure(size: str, resolution: int, args, device) -> dict:
     start, repeat = time.perf_counter(), 0
     # at least --repeats rounds, and more while under --min-seconds (cheap cases get many)
     while repeat < args.repeats or time.perf_counter() - start < args.min_seconds:
-        order = MODELS[repeat % 3:] + MODELS[: repeat % 3]
+        order = MODELS[repeat % 3 :] + MODELS[: repeat % 3]
         for kind in order:
             times[kind].append(timed(models[kind], batch, device))
         repeat += 1
@@ -133,8 +133,9 @@ def markdown(rows) -> str:
     ]
     for r in rows:
         ms, mib = r["ms"], r["mib"]
-        ratios = [f"{r[k]:.3f} ({r[k + ' iqr'][0]:.2f}-{r[k + ' iqr'][1]:.2f})"
-                  for k in ("rope/sincos", "rope/diffusers")]
+        ratios = [
+            f"{r[k]:.3f} ({r[k + ' iqr'][0]:.2f}-{r[k + ' iqr'][1]:.2f})" for k in ("rope/sincos", "rope/diffusers")
+        ]
         lines.append(
             f"| {r['size']} | {r['resolution']}x{r['resolution']} | {r['tokens']} | {r['repeats']} "
             f"| {ms['rope']:.1f} | {ms['sincos']:.1f} | {ms['diffusers']:.1f} | {ratios[0]} | {ratios[1]} "
@@ -163,16 +164,22 @@ def main(argv=None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    print(f"device {device}, {torch.get_num_threads()} threads, batch {args.batch}, at least {args.repeats} "
-          f"repeats and {args.min_seconds:g} s per case after {args.warmup} warm-up, torch {torch.__version__}")
+    print(
+        f"device {device}, {torch.get_num_threads()} threads, batch {args.batch}, at least {args.repeats} "
+        f"repeats and {args.min_seconds:g} s per case after {args.warmup} warm-up, torch {torch.__version__}"
+    )
     rows = []
     for size in args.sizes:
         for resolution in args.resolutions:
             rows.append(measure(size, resolution, args, device))
             r = rows[-1]
-            print(f"{size:>4} {resolution}x{resolution}: " + ", ".join(f"{k} {v:.1f} ms" for k, v in r["ms"].items())
-                  + f"; RoPE/sin-cos {r['rope/sincos']:.3f}, RoPE/diffusers {r['rope/diffusers']:.3f} "
-                  f"({r['repeats']} repeats)", flush=True)
+            print(
+                f"{size:>4} {resolution}x{resolution}: "
+                + ", ".join(f"{k} {v:.1f} ms" for k, v in r["ms"].items())
+                + f"; RoPE/sin-cos {r['rope/sincos']:.3f}, RoPE/diffusers {r['rope/diffusers']:.3f} "
+                f"({r['repeats']} repeats)",
+                flush=True,
+            )
     print()
     print(markdown(rows))
 

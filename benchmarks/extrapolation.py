@@ -45,8 +45,18 @@ from axialrope.pipelines.sampling.bundled import bundled_model_path
 from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 from axialrope.pipelines.sampling.runs import load_run_pipeline
 
-VIDEO_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "riflex", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk",
-                      "kappa-yarn")
+VIDEO_METHOD_NAMES = (
+    "none",
+    "pi",
+    "ntk",
+    "yarn",
+    "riflex",
+    "dype-ntk",
+    "dype-yarn",
+    "kappa-pi",
+    "kappa-ntk",
+    "kappa-yarn",
+)
 ROPE_METHODS = image_methods(rope=True)
 SINCOS_METHODS = image_methods(rope=False)  # a sin-cos model has no frequencies to rescale
 VIDEO_METHODS = [Method(name) for name in VIDEO_METHOD_NAMES] + [Method("none", True)]
@@ -146,16 +156,29 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
                 samples, distance = cell.samples, cell.distance
                 add_swd(raw, kind, model, method.label, size, seed, distance)
                 if classifier is not None:
-                    raw.add(kind, model, method.label, size, seed, "recognised",
-                            recognised(classifier, samples, references.labels, height // TRAINED_SIDE))
+                    raw.add(
+                        kind,
+                        model,
+                        method.label,
+                        size,
+                        seed,
+                        "recognised",
+                        recognised(classifier, samples, references.labels, height // TRAINED_SIDE),
+                    )
                 if seed == 0:
                     grid_rows[f"{model} {method.label}"] = samples
-                print(f"{kind} {size_label(size)} seed {seed} {model:6s} {method.label:18s} SWD {distance.detail:7.2f} "
-                      f"{time.perf_counter() - start:5.1f}s", flush=True)
+                print(
+                    f"{kind} {size_label(size)} seed {seed} {model:6s} {method.label:18s} SWD {distance.detail:7.2f} "
+                    f"{time.perf_counter() - start:5.1f}s",
+                    flush=True,
+                )
     raw.close()
-    save_labelled_grid(args.out / f"samples_{kind}_{size_label(size)}.png",
-                       f"{kind} at {height}x{width} from {TRAINED_SIDE}x{TRAINED_SIDE} models (seed 0)",
-                       grid_rows, per_row=min(8, args.num))
+    save_labelled_grid(
+        args.out / f"samples_{kind}_{size_label(size)}.png",
+        f"{kind} at {height}x{width} from {TRAINED_SIDE}x{TRAINED_SIDE} models (seed 0)",
+        grid_rows,
+        per_row=min(8, args.num),
+    )
 
 
 def model_pipelines(kind: str, args) -> dict[str, AxialDiTPipeline]:
@@ -169,8 +192,10 @@ def model_pipelines(kind: str, args) -> dict[str, AxialDiTPipeline]:
         pipes[model] = load_pipeline(chosen or default)
     if not pipes:
         others = " ".join(k for k in MODELS if k != kind)
-        raise SystemExit(f"{kind}: no model to measure; train them with {TRAIN_PHOTOS}, name folders with "
-                         f"--{kind}-rope / --{kind}-sincos, or leave the kind out with --kinds {others}")
+        raise SystemExit(
+            f"{kind}: no model to measure; train them with {TRAIN_PHOTOS}, name folders with "
+            f"--{kind}-rope / --{kind}-sincos, or leave the kind out with --kinds {others}"
+        )
     return pipes
 
 
@@ -187,8 +212,12 @@ def video_part(size: tuple[int, int, int], args) -> None:
     for seed in range(args.seeds):
         real, labels = real_videos(count, frames, height, width, REAL_SEED, seed * count)
         floor = video_swd(real_videos(count, frames, height, width, FLOOR_SEED, seed * count)[0], real)
-        scores = {"frame_swd": floor["frame_swd"], "motion_swd": floor["motion_swd"],
-                  "repetition": repetition_score(real, min_lag), "persistence": shape_persistence(real, lag, max_shift)}
+        scores = {
+            "frame_swd": floor["frame_swd"],
+            "motion_swd": floor["motion_swd"],
+            "repetition": repetition_score(real, min_lag),
+            "persistence": shape_persistence(real, lag, max_shift),
+        }
         for metric, value in scores.items():
             raw.add("moving shapes", "real", "floor", size, seed, metric, value)
         if seed == 0:
@@ -199,21 +228,36 @@ def video_part(size: tuple[int, int, int], args) -> None:
             if method != Method("none") and tuple(size) == tuple(trained_size):
                 continue  # at the trained size every method is the trained encoding (tested)
             start = time.perf_counter()
-            samples = generate(pipe, method, labels, {"num_frames": frames, "height": height, "width": width},
-                               args.steps, args.guidance, seed)
+            samples = generate(
+                pipe,
+                method,
+                labels,
+                {"num_frames": frames, "height": height, "width": width},
+                args.steps,
+                args.guidance,
+                seed,
+            )
             scores = video_swd(samples, real)
-            scores |= {"repetition": repetition_score(samples, min_lag),
-                       "persistence": shape_persistence(samples, lag, max_shift)}
+            scores |= {
+                "repetition": repetition_score(samples, min_lag),
+                "persistence": shape_persistence(samples, lag, max_shift),
+            }
             for metric, value in scores.items():
                 raw.add("moving shapes", "rope", method.label, size, seed, metric, value)
             if seed == 0:
                 grid_rows[method.label] = samples[:, :, -1]  # the last frame: where extrapolation shows
-            print(f"video {size_label(size)} seed {seed} {method.label:14s} frame {scores['frame_swd']:7.2f} "
-                  f"motion {scores['motion_swd']:7.2f} {time.perf_counter() - start:5.1f}s", flush=True)
+            print(
+                f"video {size_label(size)} seed {seed} {method.label:14s} frame {scores['frame_swd']:7.2f} "
+                f"motion {scores['motion_swd']:7.2f} {time.perf_counter() - start:5.1f}s",
+                flush=True,
+            )
     raw.close()
-    save_labelled_grid(args.out / f"video_last_frames_{size_label(size)}.png",
-                       f"last frame of {size_label(size)} videos from an 8x32x32 model (seed 0)", grid_rows,
-                       per_row=count)
+    save_labelled_grid(
+        args.out / f"video_last_frames_{size_label(size)}.png",
+        f"last frame of {size_label(size)} videos from an 8x32x32 model (seed 0)",
+        grid_rows,
+        per_row=count,
+    )
 
 
 def shape_classifier(args):
@@ -284,10 +328,14 @@ def run_all(parts: list[str], args) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--quick", action="store_true",
-                        help="1x and 2x only, 2 seeds, 4 samples, 6 steps, one video size; into outputs/")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="1x and 2x only, 2 seeds, 4 samples, 6 steps, one video size; into outputs/",
+    )
     parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 4, quick 2)")
     parser.add_argument("--num", type=int, default=None, help="images per seed and cell (default 12, quick 4)")
     parser.add_argument("--clips", type=int, default=None, help="videos per seed and cell (default 3, quick 2)")
@@ -295,23 +343,36 @@ def main() -> None:
     parser.add_argument("--guidance", type=float, default=2.0, help="classifier-free guidance scale")
     parser.add_argument("--sizes", type=parse_size, nargs="+", default=None, help="image sizes HxW")
     parser.add_argument("--video-sizes", type=parse_size, nargs="+", default=None, help="video sizes TxHxW")
-    parser.add_argument("--kinds", nargs="+", choices=list(MODELS), default=list(MODELS),
-                        help="image data kinds to measure (the report reads every kind's raw values)")
+    parser.add_argument(
+        "--kinds",
+        nargs="+",
+        choices=list(MODELS),
+        default=list(MODELS),
+        help="image data kinds to measure (the report reads every kind's raw values)",
+    )
     parser.add_argument("--skip-images", action="store_true", help="video only")
     parser.add_argument("--skip-video", action="store_true", help="images only")
     parser.add_argument("--jobs", type=int, default=2, help="parts run at once, one thread each")
     parser.add_argument("--part", default=None, help="run one part in this process (what --jobs starts)")
     parser.add_argument("--report-only", action="store_true", help="only the report, from <out>/raw/")
-    parser.add_argument("--write-defaults", action=argparse.BooleanOptionalAction, default=None,
-                        help="record each bundled pipeline's default_extrapolation (default: on, off with --quick)")
+    parser.add_argument(
+        "--write-defaults",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="record each bundled pipeline's default_extrapolation (default: on, off with --quick)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch threads of a --part (default: torch's)")
     for kind, models in MODELS.items():
         for model, bundled in models.items():
             where = f"folder {bundled}" if "/" in bundled else f"bundled {bundled}"
             parser.add_argument(f"--{kind}-{model}", default=None, help=f"pipeline folder (default {where})")
     parser.add_argument("--video-model", default=None, help=f"video pipeline folder (default bundled {VIDEO_MODEL})")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output folder (default benchmarks/results, quick outputs/extrapolation-quick)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default benchmarks/results, quick outputs/extrapolation-quick)",
+    )
     args = parser.parse_args()
     quick = args.quick
     args.seeds = args.seeds or (2 if quick else 4)

@@ -31,8 +31,12 @@ TRAINED_SIDE, TRAINED_VIDEO = 32, (8, 32, 32)
 HEADLINE = "swd_detail"  # the images' metric that ranks methods (see benchmarks/extrapolation.py)
 # scale ranges of default_extrapolation: (largest scale of the range, or None for "and beyond")
 BANDS = (1.75, 2.5, None)
-BUNDLED = {("shapes", "rope"): "shapes-rope", ("shapes", "sincos"): "shapes-sincos",
-           ("textures", "rope"): "textures-rope", ("textures", "sincos"): "textures-sincos"}
+BUNDLED = {
+    ("shapes", "rope"): "shapes-rope",
+    ("shapes", "sincos"): "shapes-sincos",
+    ("textures", "rope"): "textures-rope",
+    ("textures", "sincos"): "textures-sincos",
+}
 
 METRIC_NAMES = {"swd_detail": "detail SWD", "swd": "SWD", "frame_swd": "frame SWD"}
 Key = tuple[str, str, str, str, str]  # data, model, method, size, metric
@@ -96,6 +100,7 @@ class Results:
     def sizes(self, data: str) -> list[str]:
         """Sizes of a data kind as the benchmark orders them: squares by scale, then non-square;
         videos by frame size, then by length."""
+
         def order(label: str):
             size = size_of(label)
             return (size[1], size[0]) if len(size) == 3 else (size[0] != size[1], scale_of(label), size)
@@ -108,13 +113,21 @@ class Results:
         return list(seen) + [("real", "floor")]
 
     def candidates(self, data: str, size: str, metric: str = HEADLINE) -> dict[str, Interval]:
-        """"model method" -> interval of every method of every model at one size."""
-        return {f"{m} {method}": self.get(data, m, method, size, metric) for m, method in self.rows(data)
-                if m != "real" and self.get(data, m, method, size, metric) is not None}
+        """ "model method" -> interval of every method of every model at one size."""
+        return {
+            f"{m} {method}": self.get(data, m, method, size, metric)
+            for m, method in self.rows(data)
+            if m != "real" and self.get(data, m, method, size, metric) is not None
+        }
 
 
-def image_tables(results: Results, out: Path, metric: str = HEADLINE, name: str = "extrapolation_images",
-                 best_name: str | None = "extrapolation_best") -> None:
+def image_tables(
+    results: Results,
+    out: Path,
+    metric: str = HEADLINE,
+    name: str = "extrapolation_images",
+    best_name: str | None = "extrapolation_best",
+) -> None:
     """<name>.{md,csv} and (best_name) the table of best methods, for one metric."""
     lines, csv_rows, best_lines = [], [], []
     best_lines += ["| data | size | best | SWD | runner-up | SWD | clears | none | floor |", "|" + "---|" * 9]
@@ -128,22 +141,49 @@ def image_tables(results: Results, out: Path, metric: str = HEADLINE, name: str 
                 label, clears = best_of(cells)
                 winners[size] = label if clears else None
                 ranked = sorted(cells, key=lambda c: cells[c].value)
-                best_lines.append(" | ".join([
-                    f"| {data}", size, f"{label}", cell_text(cells[label]), ranked[1], cell_text(cells[ranked[1]]),
-                    "yes" if clears else "no", cell_text(cells.get("rope none")),
-                    cell_text(results.get(data, "real", "floor", size, metric)) + " |"]))
+                best_lines.append(
+                    " | ".join(
+                        [
+                            f"| {data}",
+                            size,
+                            f"{label}",
+                            cell_text(cells[label]),
+                            ranked[1],
+                            cell_text(cells[ranked[1]]),
+                            "yes" if clears else "no",
+                            cell_text(cells.get("rope none")),
+                            cell_text(results.get(data, "real", "floor", size, metric)) + " |",
+                        ]
+                    )
+                )
         for model, method in results.rows(data):
             cells = [results.get(data, model, method, size, metric) for size in sizes]
-            texts = [cell_text(c, bold=winners.get(size) == f"{model} {method}")
-                     for c, size in zip(cells, sizes, strict=True)]
+            texts = [
+                cell_text(c, bold=winners.get(size) == f"{model} {method}")
+                for c, size in zip(cells, sizes, strict=True)
+            ]
             lines.append(f"| {model} | {method} | " + " | ".join(texts) + " |")
             for size, cell in zip(sizes, cells, strict=True):
                 if cell is not None:
                     seeds = results.values[results.key(data, model, method, size, metric)]
-                    csv_rows.append([data, model, method, size, f"{cell.value:.3f}", f"{cell.low:.3f}",
-                                     f"{cell.high:.3f}", " ".join(f"{v:.3f}" for v in seeds)])
-        lines += ["", f"At {TRAINED_SIDE}x{TRAINED_SIDE} every method is the trained encoding: each row shows the "
-                  "model's `none` cell. Bold: the best of its column, its interval clear of the runner-up's.", ""]
+                    csv_rows.append(
+                        [
+                            data,
+                            model,
+                            method,
+                            size,
+                            f"{cell.value:.3f}",
+                            f"{cell.low:.3f}",
+                            f"{cell.high:.3f}",
+                            " ".join(f"{v:.3f}" for v in seeds),
+                        ]
+                    )
+        lines += [
+            "",
+            f"At {TRAINED_SIDE}x{TRAINED_SIDE} every method is the trained encoding: each row shows the "
+            "model's `none` cell. Bold: the best of its column, its interval clear of the runner-up's.",
+            "",
+        ]
     (out / f"{name}.md").write_text("\n".join(lines))
     with open(out / f"{name}.csv", "w", newline="") as f:
         csv.writer(f).writerows([["data", "model", "method", "size", metric, "low", "high", "per seed"], *csv_rows])
@@ -194,20 +234,32 @@ def plot(results: Results, out: Path) -> None:
         colours = plt.cm.tab10.colors
         bases = list(dict.fromkeys(method.removesuffix("+entropy") for m, method in results.rows(data) if m == "rope"))
         for axis, entropy in zip(axes, (False, True), strict=True):
-            rows = [(m, method) for m, method in results.rows(data)
-                    if m != "real" and method.endswith("+entropy") == entropy]
+            rows = [
+                (m, method)
+                for m, method in results.rows(data)
+                if m != "real" and method.endswith("+entropy") == entropy
+            ]
             for model, method in rows:
                 cells = [results.get(data, model, method, size) for size in sizes]
                 base = method.removesuffix("+entropy")  # one colour per method in both panels
                 colour = "black" if model == "sincos" else colours[bases.index(base) % len(colours)]
-                axis.errorbar(scales, [c.value for c in cells],
-                              yerr=[[c.value - c.low for c in cells], [c.high - c.value for c in cells]],
-                              fmt="--o" if model == "sincos" else "-o", capsize=3, markersize=4,
-                              color=colour, label=f"{model} {method}")
+                axis.errorbar(
+                    scales,
+                    [c.value for c in cells],
+                    yerr=[[c.value - c.low for c in cells], [c.high - c.value for c in cells]],
+                    fmt="--o" if model == "sincos" else "-o",
+                    capsize=3,
+                    markersize=4,
+                    color=colour,
+                    label=f"{model} {method}",
+                )
             floor = [results.get(data, "real", "floor", size) for size in sizes]
             axis.plot(scales, [c.value for c in floor], ":", color="grey", label="floor (real vs real)")
-            axis.set(xlabel="side / trained side", yscale="log",
-                     title=f"{data}: {'with' if entropy else 'without'} entropy scaling")
+            axis.set(
+                xlabel="side / trained side",
+                yscale="log",
+                title=f"{data}: {'with' if entropy else 'without'} entropy scaling",
+            )
             axis.legend(fontsize=7, ncol=2)
         axes[0].set_ylabel("detail SWD x1e3 (lower is better)")
         figure.suptitle("mean over seeds with the 95% bootstrap interval; dotted: two real sets", fontsize=9)
@@ -233,8 +285,12 @@ def band_means(results: Results, data: str, model: str, sizes: list[str], metric
 
 def make_band(upper: float | None, label: str, measured: str) -> dict:
     """A band of default_extrapolation for a table label such as "pi+entropy"."""
-    return {"up_to_scale": upper, "method": label.removesuffix("+entropy"),
-            "entropy_scaling": label.endswith("+entropy"), "measured": f"{measured} (benchmarks/extrapolation.py)"}
+    return {
+        "up_to_scale": upper,
+        "method": label.removesuffix("+entropy"),
+        "entropy_scaling": label.endswith("+entropy"),
+        "measured": f"{measured} (benchmarks/extrapolation.py)",
+    }
 
 
 def default_bands(results: Results, data: str, model: str, metric: str = HEADLINE) -> list[dict]:
@@ -246,8 +302,14 @@ def default_bands(results: Results, data: str, model: str, metric: str = HEADLIN
         means = band_means(results, data, model, sizes, metric)
         if means:
             best = min(means, key=means.get)
-            bands.append(make_band(upper, best, f"mean {METRIC_NAMES[metric]} {means[best]:.1f} over "
-                                   f"{', '.join(sizes)} against {means.get('none', float('nan')):.1f} for none"))
+            bands.append(
+                make_band(
+                    upper,
+                    best,
+                    f"mean {METRIC_NAMES[metric]} {means[best]:.1f} over "
+                    f"{', '.join(sizes)} against {means.get('none', float('nan')):.1f} for none",
+                )
+            )
     return bands
 
 
@@ -281,23 +343,36 @@ def fallback_bands(results: Results) -> list[dict]:
         worst = {method: max(r.values()) for method, r in ratios.items()}
         if worst:
             best = min(worst, key=worst.get)
-            bands.append(make_band(upper, best, f"mean detail SWD at most {worst[best]:.2f}x the best method's on "
-                                   f"{', '.join(ratios[best])} (none: {worst.get('none', float('nan')):.2f}x)"))
+            bands.append(
+                make_band(
+                    upper,
+                    best,
+                    f"mean detail SWD at most {worst[best]:.2f}x the best method's on "
+                    f"{', '.join(ratios[best])} (none: {worst.get('none', float('nan')):.2f}x)",
+                )
+            )
     return bands
 
 
 def fallback_table(results: Results, out: Path) -> None:
     """extrapolation_fallback.md: per scale range, every RoPE method's ratio to the best on each data kind and
     its worst, lowest worst first; the chosen fallback (the first row) in bold."""
-    lines = ["Ratio of each RoPE method's mean detail SWD over a range's sizes to the best method's, per data kind;",
-             "the fallback is the method with the smallest worst ratio (bold). 1.00: the best on that kind.", ""]
+    lines = [
+        "Ratio of each RoPE method's mean detail SWD over a range's sizes to the best method's, per data kind;",
+        "the fallback is the method with the smallest worst ratio (bold). 1.00: the best on that kind.",
+        "",
+    ]
     for lower, upper, ratios in fallback_ratios(results):
         if not ratios:
             continue
         datas = list(next(iter(ratios.values())))
         sizes = {data: ", ".join(band_sizes(results, data, lower, upper)) for data in datas}
-        lines += [f"### {band_label(lower, upper)} ({'; '.join(f'{d}: {s}' for d, s in sizes.items())})", "",
-                  "| method | " + " | ".join(datas) + " | worst |", "|" + "---|" * (len(datas) + 2)]
+        lines += [
+            f"### {band_label(lower, upper)} ({'; '.join(f'{d}: {s}' for d, s in sizes.items())})",
+            "",
+            "| method | " + " | ".join(datas) + " | worst |",
+            "|" + "---|" * (len(datas) + 2),
+        ]
         ranked = sorted(ratios, key=lambda m: max(ratios[m].values()))
         for rank, method in enumerate(ranked):
             cells = [f"{ratios[method][d]:.2f}" for d in datas] + [f"{max(ratios[method].values()):.2f}"]
@@ -339,5 +414,10 @@ def report(out: Path, write_defaults: bool = False) -> None:
     fallback_table(results, out)
     chosen = defaults(results, out, write_defaults)
     for name, bands in chosen.items():
-        print(name, ", ".join(f"<= {b['up_to_scale'] or 'any'}: {b['method']}"
-                              f"{'+entropy' if b['entropy_scaling'] else ''}" for b in bands))
+        print(
+            name,
+            ", ".join(
+                f"<= {b['up_to_scale'] or 'any'}: {b['method']}{'+entropy' if b['entropy_scaling'] else ''}"
+                for b in bands
+            ),
+        )

@@ -59,8 +59,7 @@ def one_run(argv: list[str], threads: int, cold: bool, compile_at_once: bool) ->
         if cold:
             env["TORCHINDUCTOR_CACHE_DIR"] = cache
         code = CHILD.format(threads=threads, argv=argv, compile_at_once=compile_at_once)
-        result = subprocess.run([sys.executable, "-c", code],
-                                env=env, capture_output=True, text=True, check=True)
+        result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -72,13 +71,16 @@ def main(argv=None) -> None:
     parser.add_argument("--runs", type=int, default=3, help="fresh processes (default 3)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads in each run (default 1)")
     parser.add_argument("--cold", action="store_true", help="an empty inductor cache for every run")
-    parser.add_argument("--compile-at-once", action="store_true",
-                        help="compile on the first large call (no compile budget), as before")
+    parser.add_argument(
+        "--compile-at-once", action="store_true", help="compile on the first large call (no compile budget), as before"
+    )
     args = parser.parse_args(argv)
     sample_argv = ["--height", str(args.height), "--width", str(args.width), "--out", args.out]
     policy = "compile at once" if args.compile_at_once else "compile budget"
-    print(f"axialrope sample {' '.join(sample_argv)}; {args.threads} thread(s); "
-          f"{'cold' if args.cold else 'shared'} inductor cache; {policy}; {args.runs} fresh processes")
+    print(
+        f"axialrope sample {' '.join(sample_argv)}; {args.threads} thread(s); "
+        f"{'cold' if args.cold else 'shared'} inductor cache; {policy}; {args.runs} fresh processes"
+    )
     firsts, laters, totals = [], [], []
     for index in range(args.runs):
         run = one_run(sample_argv, args.threads, args.cold, args.compile_at_once)
@@ -88,11 +90,15 @@ def main(argv=None) -> None:
         firsts.append(first)
         laters.append(later)
         totals.append(run["total"])
-        print(f"  run {index}: first step {first:.3f} s, later steps median {later:.3f} s "
-              f"({first / later:.1f}x), {len(run['steps'])} steps, whole job {run['total']:.1f} s")
+        print(
+            f"  run {index}: first step {first:.3f} s, later steps median {later:.3f} s "
+            f"({first / later:.1f}x), {len(run['steps'])} steps, whole job {run['total']:.1f} s"
+        )
     first, later = statistics.median(firsts), statistics.median(laters)
-    print(f"median: first step {first:.3f} s, later steps {later:.3f} s, first / later {first / later:.1f}x, "
-          f"whole job {statistics.median(totals):.1f} s")
+    print(
+        f"median: first step {first:.3f} s, later steps {later:.3f} s, first / later {first / later:.1f}x, "
+        f"whole job {statistics.median(totals):.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -31,24 +31,51 @@ from axialrope.models.integrations.fused_processors import use_fused_qk_norm_rop
 
 def flux_case(batch: int = 1):
     torch.manual_seed(0)
-    model = FluxTransformer2DModel(patch_size=1, in_channels=16, num_layers=2, num_single_layers=2,
-                                   attention_head_dim=64, num_attention_heads=8, joint_attention_dim=128,
-                                   pooled_projection_dim=64, axes_dims_rope=(16, 24, 24)).eval()
+    model = FluxTransformer2DModel(
+        patch_size=1,
+        in_channels=16,
+        num_layers=2,
+        num_single_layers=2,
+        attention_head_dim=64,
+        num_attention_heads=8,
+        joint_attention_dim=128,
+        pooled_projection_dim=64,
+        axes_dims_rope=(16, 24, 24),
+    ).eval()
     image, text = 48 * 48, 64  # a 48 x 48 latent grid, 64 text tokens
     ys, xs = torch.meshgrid(torch.arange(48.0), torch.arange(48.0), indexing="ij")
     img_ids = torch.stack((torch.zeros(image), ys.flatten(), xs.flatten()), dim=-1)
-    inputs = dict(hidden_states=torch.randn(batch, image, 16), encoder_hidden_states=torch.randn(batch, text, 128),
-                  pooled_projections=torch.randn(batch, 64), timestep=torch.full((batch,), 0.7),
-                  img_ids=img_ids, txt_ids=torch.zeros(text, 3), return_dict=False)
+    inputs = dict(
+        hidden_states=torch.randn(batch, image, 16),
+        encoder_hidden_states=torch.randn(batch, text, 128),
+        pooled_projections=torch.randn(batch, 64),
+        timestep=torch.full((batch,), 0.7),
+        img_ids=img_ids,
+        txt_ids=torch.zeros(text, 3),
+        return_dict=False,
+    )
     return "Flux (2 + 2 blocks, 2304 + 64 tokens)", model, inputs
 
 
 def wan_case(batch: int = 1):
     torch.manual_seed(0)
-    model = WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=8, attention_head_dim=64, in_channels=16,
-                                  out_channels=16, text_dim=128, freq_dim=64, ffn_dim=1024, num_layers=2).eval()
-    inputs = dict(hidden_states=torch.randn(batch, 16, 9, 32, 32), timestep=torch.full((batch,), 500),
-                  encoder_hidden_states=torch.randn(batch, 64, 128), return_dict=False)
+    model = WanTransformer3DModel(
+        patch_size=(1, 2, 2),
+        num_attention_heads=8,
+        attention_head_dim=64,
+        in_channels=16,
+        out_channels=16,
+        text_dim=128,
+        freq_dim=64,
+        ffn_dim=1024,
+        num_layers=2,
+    ).eval()
+    inputs = dict(
+        hidden_states=torch.randn(batch, 16, 9, 32, 32),
+        timestep=torch.full((batch,), 500),
+        encoder_hidden_states=torch.randn(batch, 64, 128),
+        return_dict=False,
+    )
     return "Wan (2 blocks, 9 x 16 x 16 = 2304 tokens)", model, inputs
 
 
@@ -71,8 +98,10 @@ def bench(name, model, inputs, repeats: int) -> str:
                 samples[label].append(time.perf_counter() - start)
     stock, ours = statistics.median(samples["diffusers"]), statistics.median(samples["fused"])
     difference = (got - expected).abs().max().item()
-    return (f"| {name} | {replaced} | {stock * 1e3:.1f} | {ours * 1e3:.1f} | {ours / stock:.2f} | {first * 1e3:.1f} | "
-            f"{difference:.1e} |")
+    return (
+        f"| {name} | {replaced} | {stock * 1e3:.1f} | {ours * 1e3:.1f} | {ours / stock:.2f} | {first * 1e3:.1f} | "
+        f"{difference:.1e} |"
+    )
 
 
 def norm_rope_alone(repeats: int) -> list[str]:
@@ -87,8 +116,10 @@ def norm_rope_alone(repeats: int) -> list[str]:
         norms = [torch.nn.RMSNorm(dim, eps=1e-6).to(dtype) for _ in range(2)]
 
         def diffusers_pair(q=q, k=k, norms=norms):
-            return tuple(apply_rotary_emb(norm(x), (full_cos, full_sin), sequence_dim=1)
-                         for norm, x in zip(norms, (q, k), strict=True))
+            return tuple(
+                apply_rotary_emb(norm(x), (full_cos, full_sin), sequence_dim=1)
+                for norm, x in zip(norms, (q, k), strict=True)
+            )
 
         def fused(q=q, k=k, norms=norms):
             return rms_norm_rotary_qk(q, k, cos, sin, norms[0].weight, norms[1].weight, 1e-6, "interleaved")
@@ -114,8 +145,10 @@ def main(argv=None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), median of {args.repeats} steps\n")
-    print("| model | processors replaced | diffusers ms | fused ms | fused / diffusers | fused first call ms | "
-          "max abs difference |")
+    print(
+        "| model | processors replaced | diffusers ms | fused ms | fused / diffusers | fused first call ms | "
+        "max abs difference |"
+    )
     print("|---|---|---|---|---|---|---|")
     for case in (flux_case, wan_case):
         print(bench(*case(), args.repeats), flush=True)

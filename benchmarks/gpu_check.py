@@ -51,8 +51,12 @@ def no_cuda(part: str) -> int:
 
 def part_tests() -> int:
     """pytest on the CUDA-marked tests; without CUDA they collect and skip (checked, then SKIP)."""
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cuda", "tests"],
-                            cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cuda", "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     lines = [line for line in result.stdout.strip().splitlines() if line.strip()]
     summary = lines[-1] if lines else result.stderr.strip()[-200:]
     if result.returncode != 0:
@@ -92,8 +96,9 @@ def _parity_outputs(q, k, cos, sin, qw, kw, layout, across, backend) -> list[tor
         leaves = [t.detach().float().requires_grad_() for t in (q, k, qw, kw)]
         rotated = apply_rotary_qk(q, k, cos, sin, layout)
         in_place = apply_rotary_(q.clone(), cos, sin, layout)
-        (rotation_grad,) = torch.autograd.grad(apply_rotary_qk(leaves[0], leaves[1], cos, sin, layout)[0].sum(),
-                                               leaves[0])
+        (rotation_grad,) = torch.autograd.grad(
+            apply_rotary_qk(leaves[0], leaves[1], cos, sin, layout)[0].sum(), leaves[0]
+        )
         fused = rms_norm_rotary_qk(q, k, cos, sin, qw.to(q.dtype), kw.to(q.dtype), 1e-6, layout, across_heads=across)
         out = rms_norm_rotary_qk(*leaves[:2], cos, sin, *leaves[2:], 1e-6, layout, across_heads=across)
         fused_grads = torch.autograd.grad(sum(o.square().sum() for o in out), leaves)
@@ -105,8 +110,9 @@ def part_parity() -> int:
     backward) and the fused op (forward; backward for q, k and both weights), fp32/bf16/fp16,
     both layouts, partial rotary, grouped-query k, projection views, a norm across heads.
     Without CUDA the same comparison runs on the CPU, eager against the composite formula."""
-    device, (fast, reference) = (("cuda", ("triton", "eager")) if torch.cuda.is_available()
-                                 else ("cpu", ("eager", "composite")))
+    device, (fast, reference) = (
+        ("cuda", ("triton", "eager")) if torch.cuda.is_available() else ("cpu", ("eager", "composite"))
+    )
     worst, checks, failures = {}, 0, []
     g = torch.Generator().manual_seed(0)
     for name, (q_shape, k_shape, table_shape, across, seq_major) in PARITY_CASES.items():
@@ -220,9 +226,15 @@ def part_sample(out: str) -> int:
         pipe = load_pipeline(None, device)
         pipe.set_progress_bar_config(disable=True)
         start = time.perf_counter()
-        result = pipe(class_labels=list(range(pipe.transformer.config.num_classes)), height=64, width=64,
-                      num_inference_steps=20, guidance_scale=2.0, generator=torch.Generator().manual_seed(0),
-                      output_type="pt").images
+        result = pipe(
+            class_labels=list(range(pipe.transformer.config.num_classes)),
+            height=64,
+            width=64,
+            num_inference_steps=20,
+            guidance_scale=2.0,
+            generator=torch.Generator().manual_seed(0),
+            output_type="pt",
+        ).images
         return result, time.perf_counter() - start, pipe.transformer.dtype
 
     if not torch.cuda.is_available():
@@ -236,9 +248,11 @@ def part_sample(out: str) -> int:
     save_image(gpu.float(), out, nrow=len(gpu))
     ok = torch.isfinite(gpu).all().item() and gpu.std().item() > 0.02 and difference < 0.05
     verdict = "" if ok else "not finite, flat or too far from float32: "
-    print(f"sample: {verdict}bundled model at 64x64 in {str(dtype)[6:]} on {torch.cuda.get_device_name()}: "
-          f"{len(gpu)} images, 20 steps in {seconds:.1f} s; mean |cuda {str(dtype)[6:]} - cpu float32| = "
-          f"{difference:.4f} of the pixel range; wrote {out}")
+    print(
+        f"sample: {verdict}bundled model at 64x64 in {str(dtype)[6:]} on {torch.cuda.get_device_name()}: "
+        f"{len(gpu)} images, 20 steps in {seconds:.1f} s; mean |cuda {str(dtype)[6:]} - cpu float32| = "
+        f"{difference:.4f} of the pixel range; wrote {out}"
+    )
     return 0 if ok else 1
 
 

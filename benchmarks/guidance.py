@@ -49,8 +49,9 @@ def main() -> None:
         scores = []
         for scale in args.scales:
             start = time.perf_counter()
-            samples = generate(pipe, Method("none"), labels, {"height": height, "width": width}, args.steps, scale,
-                               args.seed)
+            samples = generate(
+                pipe, Method("none"), labels, {"height": height, "width": width}, args.steps, scale, args.seed
+            )
             scores.append(swd(samples, real).mean)
             grid_rows[f"{name} g={scale:g}"] = samples
             print(f"{name} guidance {scale:g}: SWD {scores[-1]:.2f} ({time.perf_counter() - start:.1f} s)", flush=True)
@@ -58,8 +59,9 @@ def main() -> None:
     floor = swd(real_images(args.num, height, width, FLOOR_SEED)[0], real).mean
     rows.append(["real vs real (floor)", *[floor] * len(args.scales)])
     write_table(args.out / "guidance", ["model"] + [f"g={s:g}" for s in args.scales], rows)
-    save_labelled_grid(args.out / "guidance_samples.png", f"{height}x{width}, {args.steps} steps, same seeds",
-                       grid_rows, per_row=12)
+    save_labelled_grid(
+        args.out / "guidance_samples.png", f"{height}x{width}, {args.steps} steps, same seeds", grid_rows, per_row=12
+    )
     print((args.out / "guidance.md").read_text())
 
 

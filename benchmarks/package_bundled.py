@@ -26,8 +26,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="outputs/bundled", help="the folder train_bundled.sh wrote")
     parser.add_argument("--weights", default="model_ema", choices=["model_ema", "model"])
-    parser.add_argument("--models", nargs="+", default=list(BUNDLED_MODELS), choices=list(BUNDLED_MODELS),
-                        help="which runs to package (default: all)")
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=list(BUNDLED_MODELS),
+        choices=list(BUNDLED_MODELS),
+        help="which runs to package (default: all)",
+    )
     parser.add_argument("--to", type=Path, default=assets_folder(), help="where the pipelines go")
     args = parser.parse_args()
     for name in args.models:
@@ -46,8 +51,10 @@ def main() -> None:
             pipe.set_default_extrapolation(default)
         pipe.save_pretrained(target)
         size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
-        print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
-              f"{size / 1e6:.1f} MB -> {target}")
+        print(
+            f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
+            f"{size / 1e6:.1f} MB -> {target}"
+        )
 
 
 if __name__ == "__main__":

@@ -115,10 +115,14 @@ def implementations(tables, inplace_buffers, dtype):
         "axialrope interl.": lambda q, k: apply_rotary_qk(q, k, cos, sin, "interleaved"),
         "axialrope in place": lambda q, k: apply_rotary_qk(*inplace_buffers, cos, sin, inplace=True),
         "transformers": lambda q, k: transformers_apply(q, k, low_cos[None], low_sin[None]),
-        "diffusers -2": lambda q, k: (diffusers_apply(q, (full_cos, full_sin), use_real_unbind_dim=-2),
-                                      diffusers_apply(k, (full_cos, full_sin), use_real_unbind_dim=-2)),
-        "diffusers -1": lambda q, k: (diffusers_apply(q, (il_cos, il_sin), use_real_unbind_dim=-1),
-                                      diffusers_apply(k, (il_cos, il_sin), use_real_unbind_dim=-1)),
+        "diffusers -2": lambda q, k: (
+            diffusers_apply(q, (full_cos, full_sin), use_real_unbind_dim=-2),
+            diffusers_apply(k, (full_cos, full_sin), use_real_unbind_dim=-2),
+        ),
+        "diffusers -1": lambda q, k: (
+            diffusers_apply(q, (il_cos, il_sin), use_real_unbind_dim=-1),
+            diffusers_apply(k, (il_cos, il_sin), use_real_unbind_dim=-1),
+        ),
         "rotary-emb-torch": lambda q, k: (ret_apply(angles, q), ret_apply(angles, k)),
         "plain": lambda q, k: (plain(q), plain(k)),
     }
@@ -151,7 +155,7 @@ def timed_runs(impls: dict, run, repeats: int, clock) -> dict[str, list[float]]:
         calls[name] = max(1, math.ceil(2e-3 / max(clock() - start, 1e-7)))
     samples = {name: [] for name in names}
     for r in range(repeats):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             start = clock()
             for _ in range(calls[name]):
                 run(impls[name])
@@ -216,9 +220,11 @@ def fmt_ms(seconds: float) -> str:
 
 def summarize(medians: dict[str, float]) -> dict[str, float]:
     """axialrope / floor and axialrope / each peer (same layout)."""
-    ratios = {"axialrope / floor": medians["axialrope"] / medians["floor"],
-              "one multiply / floor": medians["one multiply"] / medians["floor"],
-              "eager / floor": medians["axialrope eager"] / medians["floor"]}
+    ratios = {
+        "axialrope / floor": medians["axialrope"] / medians["floor"],
+        "one multiply / floor": medians["one multiply"] / medians["floor"],
+        "eager / floor": medians["axialrope eager"] / medians["floor"],
+    }
     if "axialrope in place" in medians:
         ratios["in place / floor"] = medians["axialrope in place"] / medians["floor"]
     for peer in PEERS:
@@ -263,10 +269,12 @@ def machine() -> str:
     model = cpu_model()
     # glibc hands tensors of 32 MiB and more fresh pages from the kernel (first-touch page faults
     # on every new output, floor included) unless told to keep freed memory in the process
-    allocator = ("freed memory kept (MALLOC_MMAP_THRESHOLD_ set)" if os.environ.get("MALLOC_MMAP_THRESHOLD_")
-                 else "glibc default allocation")
-    return (f"{model}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads, "
-            f"{allocator}")
+    allocator = (
+        "freed memory kept (MALLOC_MMAP_THRESHOLD_ set)"
+        if os.environ.get("MALLOC_MMAP_THRESHOLD_")
+        else "glibc default allocation"
+    )
+    return f"{model}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads, {allocator}"
 
 
 def run_part(part: str, cases, repeats: int, clock, md: list[str], dtypes=(torch.float32, torch.bfloat16)) -> None:
@@ -274,8 +282,11 @@ def run_part(part: str, cases, repeats: int, clock, md: list[str], dtypes=(torch
     names = ["floor", "one multiply", "axialrope", "axialrope eager", "axialrope interl.", "axialrope in place", *PEERS]
     names, summary = (list(FUSED_NAMES), fused_ratios) if part == "fused" else (names, summarize)
     title = "q/k RMSNorm then RoPE" if part == "fused" else "RoPE on q and k"
-    md += [f"### {title}: median milliseconds per call on q and k\n",
-           "| case | dtype | pass | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 3)]
+    md += [
+        f"### {title}: median milliseconds per call on q and k\n",
+        "| case | dtype | pass | " + " | ".join(names) + " |",
+        "|" + "---|" * (len(names) + 3),
+    ]
     md_ratios, md_first = [], []
     for key in cases:
         case = CASES[key]
@@ -285,8 +296,10 @@ def run_part(part: str, cases, repeats: int, clock, md: list[str], dtypes=(torch
                 medians = {name: statistics.median(s) for name, s in samples.items()}
                 ratios = summary(medians)
                 label = (case.name, str(dtype).removeprefix("torch."), "fwd+bwd" if backward else "fwd")
-                print(f"\n{part}: {' '.join(label)}  (axialrope first call {first_call * 1e3:.1f} ms, "
-                      f"compiling call {compile_call * 1e3:.0f} ms)")
+                print(
+                    f"\n{part}: {' '.join(label)}  (axialrope first call {first_call * 1e3:.1f} ms, "
+                    f"compiling call {compile_call * 1e3:.0f} ms)"
+                )
                 for name in names:
                     if name in medians:
                         print(f"  {name:22s} {fmt_ms(medians[name]):>9s} ms")
@@ -297,14 +310,23 @@ def run_part(part: str, cases, repeats: int, clock, md: list[str], dtypes=(torch
                 if not backward:
                     md_first.append((label, first_call, compile_call, medians[names[1]]))
     keys = list(md_ratios[0][1]) if md_ratios else []
-    md += ["", f"{title}: ratios of medians (< 1 means axialrope is faster):\n",
-           "| case | dtype | pass | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
+    md += [
+        "",
+        f"{title}: ratios of medians (< 1 means axialrope is faster):\n",
+        "| case | dtype | pass | " + " | ".join(keys) + " |",
+        "|" + "---|" * (len(keys) + 3),
+    ]
     for label, ratios in md_ratios:
-        md.append(f"| {' | '.join(label)} | "
-                  + " | ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys) + " |")
-    md += ["", f"{title}: axialrope's first call in a fresh process (eager, no compile), the call that "
-               "compiles, and the steady state (ms):\n",
-           "| case | dtype | first call | compiling call | steady state |", "|---|---|---|---|---|"]
+        md.append(
+            f"| {' | '.join(label)} | " + " | ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys) + " |"
+        )
+    md += [
+        "",
+        f"{title}: axialrope's first call in a fresh process (eager, no compile), the call that "
+        "compiles, and the steady state (ms):\n",
+        "| case | dtype | first call | compiling call | steady state |",
+        "|---|---|---|---|---|",
+    ]
     for label, first, compiled, steady in md_first:
         md.append(f"| {label[0]} | {label[1]} | {fmt_ms(first)} | {fmt_ms(compiled)} | {fmt_ms(steady)} |")
     md.append("")
@@ -314,13 +336,22 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="image D=64 and decode only, 7 repeats")
     parser.add_argument("--cases", nargs="+", choices=list(CASES), help="which cases (default: all)")
-    parser.add_argument("--parts", nargs="+", choices=("apply", "fused", "tables"),
-                        default=["apply", "fused", "tables"], help="which parts (default: all)")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=("apply", "fused", "tables"),
+        default=["apply", "fused", "tables"],
+        help="which parts (default: all)",
+    )
     parser.add_argument("--dtypes", nargs="+", choices=("float32", "bfloat16"), default=["float32", "bfloat16"])
     parser.add_argument("--repeats", type=int, help="samples per implementation (default 21, quick 7)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="wall: perf_counter; cpu: process CPU time (steadier on a shared machine)")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: perf_counter; cpu: process CPU time (steadier on a shared machine)",
+    )
     parser.add_argument("--markdown", help="also write the results as Markdown tables to this file")
     args = parser.parse_args(argv)
     if args.threads:
@@ -338,8 +369,11 @@ def main(argv=None) -> None:
 
     if "tables" in args.parts:
         print("\nAxial table of a 16x64x64 grid (head_dim 64): first call, then per forward")
-        md += ["Axial table of a 16x64x64 grid (16384 tokens, head_dim 64):\n",
-               "| table | first call ms | per forward ms |", "|---|---|---|"]
+        md += [
+            "Axial table of a 16x64x64 grid (16384 tokens, head_dim 64):\n",
+            "| table | first call ms | per forward ms |",
+            "|---|---|---|",
+        ]
         rows = bench_tables(repeats, clock)
         for name, first, later in rows:
             print(f"  {name:36s} first {fmt_ms(first):>8s} ms   per forward {fmt_ms(later):>8s} ms")

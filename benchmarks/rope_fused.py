@@ -29,8 +29,16 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as tra
 from axialrope import apply_rotary_qk, rms_norm_rotary_qk, rotary_backend
 
 EPS = 1e-6
-FUSED_NAMES = ("floor", "one multiply", "axialrope fused", "axialrope fused eager", "axialrope fused interl. compiled",
-               "F.rms_norm + apply", "transformers", "diffusers")
+FUSED_NAMES = (
+    "floor",
+    "one multiply",
+    "axialrope fused",
+    "axialrope fused eager",
+    "axialrope fused interl. compiled",
+    "F.rms_norm + apply",
+    "transformers",
+    "diffusers",
+)
 FUSED_PEERS = ("F.rms_norm + apply", "transformers", "diffusers")
 
 
@@ -69,11 +77,14 @@ def fused_implementations(tables, dim: int, dtype: torch.dtype, eager_backend):
         "axialrope fused": lambda q, k: rms_norm_rotary_qk(q, k, cos, sin, q_weight, k_weight, EPS),
         "axialrope fused eager": fused_eager,
         "axialrope fused interl. compiled": fused_interleaved_compiled,
-        "F.rms_norm + apply": lambda q, k: apply_rotary_qk(F.rms_norm(q, (dim,), q_weight, EPS),
-                                                           F.rms_norm(k, (dim,), k_weight, EPS), cos, sin),
+        "F.rms_norm + apply": lambda q, k: apply_rotary_qk(
+            F.rms_norm(q, (dim,), q_weight, EPS), F.rms_norm(k, (dim,), k_weight, EPS), cos, sin
+        ),
         "transformers": lambda q, k: transformers_apply(t_q(q), t_k(k), low_cos, low_sin),
-        "diffusers": lambda q, k: (diffusers_apply(d_q(q), (full_cos, full_sin), use_real_unbind_dim=-2),
-                                   diffusers_apply(d_k(k), (full_cos, full_sin), use_real_unbind_dim=-2)),
+        "diffusers": lambda q, k: (
+            diffusers_apply(d_q(q), (full_cos, full_sin), use_real_unbind_dim=-2),
+            diffusers_apply(d_k(k), (full_cos, full_sin), use_real_unbind_dim=-2),
+        ),
     }
 
 
@@ -85,16 +96,19 @@ def check_fused_agreement(impls, q, k, dtype) -> None:
         tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=6e-2)
         for name in ("axialrope fused eager", *FUSED_PEERS):
             for ours, theirs in zip(reference, impls[name](q, k), strict=True):
-                torch.testing.assert_close(theirs.to(ours.dtype), ours, **tol,
-                                           msg=lambda m, n=name: f"{n} disagrees: {m}")
+                torch.testing.assert_close(
+                    theirs.to(ours.dtype), ours, **tol, msg=lambda m, n=name: f"{n} disagrees: {m}"
+                )
 
 
 def fused_ratios(medians: dict[str, float]) -> dict[str, float]:
     """axialrope fused / floor, / each unfused peer, and its eager kernel / floor."""
-    ratios = {"fused / floor": medians["axialrope fused"] / medians["floor"],
-              "one multiply / floor": medians["one multiply"] / medians["floor"],
-              "fused eager / floor": medians["axialrope fused eager"] / medians["floor"],
-              "interl. compiled / floor": medians["axialrope fused interl. compiled"] / medians["floor"]}
+    ratios = {
+        "fused / floor": medians["axialrope fused"] / medians["floor"],
+        "one multiply / floor": medians["one multiply"] / medians["floor"],
+        "fused eager / floor": medians["axialrope fused eager"] / medians["floor"],
+        "interl. compiled / floor": medians["axialrope fused interl. compiled"] / medians["floor"],
+    }
     for peer in FUSED_PEERS:
         ratios[f"/ {peer}"] = medians["axialrope fused"] / medians[peer]
     return ratios

@@ -23,8 +23,9 @@ REAL_SEED, FLOOR_SEED = 1_000_001, 2_000_002  # scene families disjoint from tra
 IMAGE_KINDS = ("shapes", "textures", "photographs")
 
 
-def real_images(count: int, height: int, width: int, seed: int, kind: str = "shapes",
-                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def real_images(
+    count: int, height: int, width: int, seed: int, kind: str = "shapes", first: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Items first .. first + count - 1 of a data kind of IMAGE_KINDS: (count, 3, h, w) in [0, 1], and their labels.
 
     Photographs come from the photographs' held-out region, which no training crop touches.
@@ -42,8 +43,9 @@ def real_images(count: int, height: int, width: int, seed: int, kind: str = "sha
     return render_textures(textures, height, width), textures.labels
 
 
-def real_videos(count: int, frames: int, height: int, width: int, seed: int,
-                first: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def real_videos(
+    count: int, frames: int, height: int, width: int, seed: int, first: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(count, 3, t, h, w) renders in [0, 1] of scenes first .. first + count - 1, and their labels."""
     scenes = sample_scenes(seed, range(first, first + count))
     return render_videos(scenes, frames, height, width), scenes.labels

@@ -44,11 +44,20 @@ def shape_classifier() -> nn.Sequential:
     """(n, 3, 32, 32) in [0, 1] -> (n, 6) logits over SHAPE_KINDS: three conv stages, then a linear read-out."""
 
     def stage(channels_in: int, channels_out: int) -> nn.Sequential:
-        return nn.Sequential(nn.Conv2d(channels_in, channels_out, 3, padding=1), nn.BatchNorm2d(channels_out),
-                             nn.ReLU(), nn.MaxPool2d(2))
+        return nn.Sequential(
+            nn.Conv2d(channels_in, channels_out, 3, padding=1), nn.BatchNorm2d(channels_out), nn.ReLU(), nn.MaxPool2d(2)
+        )
 
-    return nn.Sequential(stage(3, 32), stage(32, 64), stage(64, 128), nn.Conv2d(128, 128, 3, padding=1), nn.ReLU(),
-                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, len(SHAPE_KINDS)))
+    return nn.Sequential(
+        stage(3, 32),
+        stage(32, 64),
+        stage(64, 128),
+        nn.Conv2d(128, 128, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(128, len(SHAPE_KINDS)),
+    )
 
 
 def soften(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -111,17 +120,30 @@ def recognition_row(name: str, predicted: torch.Tensor, labels: torch.Tensor) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["shapes-rope", "shapes-sincos", "moving-shapes-rope"],
-                        help="image or video models trained at 32x32: bundled names, pipeline folders or model_ema/")
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=["shapes-rope", "shapes-sincos", "moving-shapes-rope"],
+        help="image or video models trained at 32x32: bundled names, pipeline folders or model_ema/",
+    )
     parser.add_argument("--per-class", type=int, default=32, help="samples per class and model")
     parser.add_argument("--steps", type=int, default=20, help="sampler steps")
-    parser.add_argument("--guidance", type=float, nargs="+", default=[2.0],
-                        help="classifier-free guidance scales (a row per model and scale)")
+    parser.add_argument(
+        "--guidance",
+        type=float,
+        nargs="+",
+        default=[2.0],
+        help="classifier-free guidance scales (a row per model and scale)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="noise seed")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--classifier", type=Path, default=DEFAULT_CACHE, help="where the classifier is cached")
-    parser.add_argument("--scene-rotation", type=float, default=SceneConfig().rotation,
-                        help="rotation (turns) of the held-out real renders: the models' --scene-rotation")
+    parser.add_argument(
+        "--scene-rotation",
+        type=float,
+        default=SceneConfig().rotation,
+        help="rotation (turns) of the held-out real renders: the models' --scene-rotation",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--name", default="shape_recognition", help="file name of the table (.md and .csv)")
     args = parser.parse_args()
@@ -140,14 +162,20 @@ def main() -> None:
     header = ["model", *SHAPE_KINDS, "all", "whole clips"]
     held_out = sample_scenes(REAL_SEED, range(1024), real_scenes)
     rotation = ", upright" if args.scene_rotation == 0 else f", rotation up to {args.scene_rotation:g} turn"
-    rows = [recognition_row(f"real renders (held out, 1024{rotation})",
-                            predict(classifier, render_images(held_out, SIZE, SIZE)), held_out.labels)]
+    rows = [
+        recognition_row(
+            f"real renders (held out, 1024{rotation})",
+            predict(classifier, render_images(held_out, SIZE, SIZE)),
+            held_out.labels,
+        )
+    ]
     for index, name in enumerate(args.models, start=1):
         pipe = AxialDiTPipeline.from_model(load_dit(name), "flow")
         pipe.set_progress_bar_config(disable=True)
         if pipe.trained_size[-2:] != (SIZE, SIZE):
-            raise ValueError(f"--models: {name!r} was trained at {pipe.trained_size}; "
-                             f"the classifier reads {SIZE}x{SIZE}")
+            raise ValueError(
+                f"--models: {name!r} was trained at {pipe.trained_size}; the classifier reads {SIZE}x{SIZE}"
+            )
         for scale in args.guidance:
             start = time.perf_counter()
             # no size given: the pipeline samples at the model's trained size
@@ -159,8 +187,11 @@ def main() -> None:
                 predicted = predict(classifier, samples)
             label = f"{index}: {name}" + (f", guidance {scale:g}" if len(args.guidance) > 1 else "")
             rows.append(recognition_row(label, predicted, labels))
-            print(" | ".join(f"{v:.2f}" if isinstance(v, float) else v for v in rows[-1]),
-                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+            print(
+                " | ".join(f"{v:.2f}" if isinstance(v, float) else v for v in rows[-1]),
+                f"({time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
     write_table(args.out / args.name, header, rows)
     print(f"wrote {args.out / args.name}.md")
 

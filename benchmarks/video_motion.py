@@ -44,8 +44,12 @@ def zoomed(clip: torch.Tensor, zoom: int) -> torch.Tensor:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["moving-shapes-rope"],
-                        help="video models: bundled names, pipeline folders or a run's model_ema/")
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=["moving-shapes-rope"],
+        help="video models: bundled names, pipeline folders or a run's model_ema/",
+    )
     parser.add_argument("--num", type=int, default=32, help="clips per model")
     parser.add_argument("--steps", type=int, default=20, help="sampler steps")
     parser.add_argument("--guidance", type=float, default=2.0, help="classifier-free guidance scale")
@@ -83,15 +87,22 @@ def main() -> None:
         samples = generate(pipe, Method("none"), labels, {}, args.steps, args.guidance, args.seed)
         scores = video_swd(samples, real)
         rows.append([f"{index}: {name}", scores["frame_swd"], scores["motion_swd"], *persistences(samples)])
-        print(" | ".join(f"{v:.3f}" if isinstance(v, float) else v for v in rows[-1]),
-              f"({time.perf_counter() - start:.0f} s)", flush=True)
+        print(
+            " | ".join(f"{v:.3f}" if isinstance(v, float) else v for v in rows[-1]),
+            f"({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
         for clip in range(args.show):
             picture[f"{index}: {SHAPE_KINDS[int(labels[clip])]}"] = zoomed(samples[clip], args.zoom)
 
     write_table(args.out / "video_motion", header, rows)
     frames = trained_size[0]
-    save_labelled_grid(args.out / "video_motion.png", "clips, frames left to right (rows: real, then model 1, 2, ...)",
-                       picture, per_row=frames)
+    save_labelled_grid(
+        args.out / "video_motion.png",
+        "clips, frames left to right (rows: real, then model 1, 2, ...)",
+        picture,
+        per_row=frames,
+    )
     print(f"wrote {args.out / 'video_motion.md'} and video_motion.png")
 
 

@@ -46,8 +46,10 @@ def main():
     start = time.perf_counter()
     cos, sin = rope.for_grid(*GRID)
     built = time.perf_counter() - start
-    print(f"grid {GRID} (t, y, x) -> {cos.shape[0]} tokens; table cos/sin {tuple(cos.shape)} "
-          f"{cos.dtype}, built in {built * 1e3:.1f} ms; cached: {rope.for_grid(*GRID)[0] is cos}")
+    print(
+        f"grid {GRID} (t, y, x) -> {cos.shape[0]} tokens; table cos/sin {tuple(cos.shape)} "
+        f"{cos.dtype}, built in {built * 1e3:.1f} ms; cached: {rope.for_grid(*GRID)[0] is cos}"
+    )
 
     torch.manual_seed(0)
     q, k = torch.randn(2, 1, 4, cos.shape[0], 64).unbind(0)  # (batch, heads, tokens, head_dim)
@@ -56,8 +58,10 @@ def main():
         shift = torch.zeros(3, dtype=torch.float64)
         shift[axis] = 1000.5
         logits = [(apply_rotary(q, *rope(c)) * apply_rotary(k, *rope(c))).sum(-1) for c in (coords, coords + shift)]
-        print(f"shift every token by {shift[axis]:.1f} along {name}: max logit change "
-              f"{(logits[1] - logits[0]).abs().max():.2e} (of logits up to {logits[0].abs().max():.1f})")
+        print(
+            f"shift every token by {shift[axis]:.1f} along {name}: max logit change "
+            f"{(logits[1] - logits[0]).abs().max():.2e} (of logits up to {logits[0].abs().max():.1f})"
+        )
 
     trained = {"t": 16, "y": 32, "x": 32}
     yarn = [{"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": trained[a]} for a in AXES]

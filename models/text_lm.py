@@ -159,9 +159,7 @@ class TinyCausalLM(nn.Module):
                 f"[{int(tokens.min())}, {int(tokens.max())}]"
             )
 
-    def forward(
-        self, tokens: torch.Tensor, caches: list[KVCache] | None = None
-    ) -> tuple[torch.Tensor, list[KVCache]]:
+    def forward(self, tokens: torch.Tensor, caches: list[KVCache] | None = None) -> tuple[torch.Tensor, list[KVCache]]:
         self._check_tokens(tokens)
         if caches is not None and (not isinstance(caches, (list, tuple)) or len(caches) != len(self.blocks)):
             raise ValueError(f"caches must be None or a list of {len(self.blocks)} KVCache (one per block)")

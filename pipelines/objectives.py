@@ -114,9 +114,7 @@ class EpsilonDDPM:
         return NoisedBatch(noisy=noisy, timesteps=t.float(), target=noise)
 
     def scheduler(self) -> DDPMScheduler:
-        return DDPMScheduler(
-            num_train_timesteps=NUM_TRAIN_TIMESTEPS, beta_schedule="linear", prediction_type="epsilon"
-        )
+        return DDPMScheduler(num_train_timesteps=NUM_TRAIN_TIMESTEPS, beta_schedule="linear", prediction_type="epsilon")
 
 
 def make_objective(name: str, timestep_sampling: str = "logit_normal") -> FlowMatching | EpsilonDDPM:
@@ -170,8 +168,10 @@ def check_guidance_scale(guidance_scale: float) -> None:
     """ValueError unless `guidance_scale` is a real number in [0, MAX_GUIDANCE_SCALE] (1: no guidance; below 1
     pushes towards the unconditional prediction)."""
     if not (is_real(guidance_scale) and math.isfinite(guidance_scale) and 0 <= guidance_scale <= MAX_GUIDANCE_SCALE):
-        raise ValueError(f"guidance_scale must be a finite number in [0, {MAX_GUIDANCE_SCALE:g}] (1: no guidance), "
-                         f"got {guidance_scale!r}")
+        raise ValueError(
+            f"guidance_scale must be a finite number in [0, {MAX_GUIDANCE_SCALE:g}] (1: no guidance), "
+            f"got {guidance_scale!r}"
+        )
 
 
 def scheduler_step_kwargs(scheduler, generator: torch.Generator | None) -> dict:
@@ -211,8 +211,11 @@ def guided_prediction(
     if guidance_scale == 1.0:
         return model(x.to(model_dtype), timesteps, class_labels=class_labels).sample.float()
     unconditional = torch.full_like(class_labels, null_class)
-    both = model(torch.cat([x, x]).to(model_dtype), torch.cat([timesteps, timesteps]),
-                 class_labels=torch.cat([class_labels, unconditional])).sample
+    both = model(
+        torch.cat([x, x]).to(model_dtype),
+        torch.cat([timesteps, timesteps]),
+        class_labels=torch.cat([class_labels, unconditional]),
+    ).sample
     conditioned, free = both.float().chunk(2)
     return free + guidance_scale * (conditioned - free)
 
@@ -250,7 +253,8 @@ def sample(
     x = noise.float() * initial_noise_sigma(scheduler)
     step_kwargs = scheduler_step_kwargs(scheduler, generator)
     for t in scheduler.timesteps:
-        prediction = guided_prediction(model, scaled_model_input(scheduler, x, t), t, class_labels, guidance_scale,
-                                       null_class)
+        prediction = guided_prediction(
+            model, scaled_model_input(scheduler, x, t), t, class_labels, guidance_scale, null_class
+        )
         x = scheduler.step(prediction, t, x, **step_kwargs).prev_sample
     return x

@@ -50,12 +50,15 @@ def _check_names(path: Path, existing: Path, argument: str, shown: Path) -> None
     name_max = _pathconf(existing, "PC_NAME_MAX", _NAME_MAX)
     for part in path.absolute().relative_to(existing.absolute()).parts:
         if len(os.fsencode(part)) > name_max:
-            raise ValueError(f"{argument} {str(shown)[:60]!r}...: the name {part[:40]!r}... has "
-                             f"{len(os.fsencode(part))} bytes; this file system allows {name_max}")
+            raise ValueError(
+                f"{argument} {str(shown)[:60]!r}...: the name {part[:40]!r}... has "
+                f"{len(os.fsencode(part))} bytes; this file system allows {name_max}"
+            )
     path_max = _pathconf(existing, "PC_PATH_MAX", _PATH_MAX)
     if len(os.fsencode(str(path.absolute()))) >= path_max:
-        raise ValueError(f"{argument} {str(shown)[:60]!r}...: the path is longer than the {path_max} bytes "
-                         "this file system allows")
+        raise ValueError(
+            f"{argument} {str(shown)[:60]!r}...: the path is longer than the {path_max} bytes this file system allows"
+        )
 
 
 def _check_writable(folder: Path, argument: str, shown: Path) -> None:
@@ -63,8 +66,9 @@ def _check_writable(folder: Path, argument: str, shown: Path) -> None:
     try:
         descriptor, probe = tempfile.mkstemp(dir=folder, prefix=".axialrope-probe-")
     except OSError as error:
-        raise ValueError(f"{argument} {str(shown)!r}: the folder {str(folder)!r} is not writable "
-                         f"({error.strerror})") from None
+        raise ValueError(
+            f"{argument} {str(shown)!r}: the folder {str(folder)!r} is not writable ({error.strerror})"
+        ) from None
     os.close(descriptor)
     os.remove(probe)
 
@@ -93,8 +97,10 @@ def check_output_file(path: str | Path, argument: str) -> Path:
     if path.is_dir():
         raise ValueError(f"{argument} {str(path)!r} is a folder; name a file inside it")
     if _exists(path) and not path.is_file():
-        raise ValueError(f"{argument} {str(path)!r} exists and is not a regular file (a FIFO, a device or a "
-                         "broken link); name a file")
+        raise ValueError(
+            f"{argument} {str(path)!r} exists and is not a regular file (a FIFO, a device or a "
+            "broken link); name a file"
+        )
     if path.exists() and not os.access(path, os.W_OK):
         raise ValueError(f"{argument} {str(path)!r} exists and is not writable")
     _check_makeable(path.parent, argument, path)
@@ -117,8 +123,10 @@ def check_free_space(path: str | Path, needed: int, argument: str, what: str) ->
     """ValueError naming `argument` if the file system of `path` has less than `needed` bytes free."""
     free = free_bytes(path)
     if needed > free:
-        raise ValueError(f"{argument} {str(path)!r}: {what} needs about {needed / 2**20:.1f} MiB, the disk holding "
-                         f"it has {free / 2**20:.1f} MiB free")
+        raise ValueError(
+            f"{argument} {str(path)!r}: {what} needs about {needed / 2**20:.1f} MiB, the disk holding "
+            f"it has {free / 2**20:.1f} MiB free"
+        )
 
 
 # -- durable writes ---------------------------------------------------------------------------
@@ -221,5 +229,16 @@ def write_beside(path: str | Path, write: Callable[[Path], Any]) -> Any:
     return moved(result)
 
 
-__all__ = ["check_free_space", "check_name_fits", "check_output_file", "check_output_folder", "free_bytes",
-           "fsync_path", "publish", "remove_tree", "write_atomically", "write_beside", "write_text_atomically"]
+__all__ = [
+    "check_free_space",
+    "check_name_fits",
+    "check_output_file",
+    "check_output_folder",
+    "free_bytes",
+    "fsync_path",
+    "publish",
+    "remove_tree",
+    "write_atomically",
+    "write_beside",
+    "write_text_atomically",
+]

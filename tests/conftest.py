@@ -16,7 +16,7 @@ def dype_yarn(dim, theta, scale, trained, t):
     """Per pair: Dy-YaRN's inverse frequency (float64) and the cos/sin gain, as DyPE's Flux code has it."""
     kappa = t**2
     i = np.arange(0, dim, 2) / dim
-    base = theta ** -i
+    base = theta**-i
     linear = base / scale
     ntk = (theta * scale ** (dim / (dim - 2))) ** -i
 
@@ -81,8 +81,9 @@ def _tokenizers(folder):
     (folder / "vocab.json").write_text(json.dumps(clip_vocab))
     (folder / "merges.txt").write_text("#version: 0.2\n")
     clip = CLIPTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"), model_max_length=16)
-    (folder / "t5_vocab.txt").write_text("\n".join(["<pad>", "</s>", "<unk>"] + ["\u2581" + w for w in TINY_WORDS]
-                                                   + list(string.ascii_lowercase)))
+    (folder / "t5_vocab.txt").write_text(
+        "\n".join(["<pad>", "</s>", "<unk>"] + ["\u2581" + w for w in TINY_WORDS] + list(string.ascii_lowercase))
+    )
     pieces = (folder / "t5_vocab.txt").read_text().split("\n")
     t5 = T5Tokenizer(vocab=[(p, 0.0 if i < 3 else -float(i)) for i, p in enumerate(pieces)], extra_ids=0)
     return clip, t5
@@ -96,20 +97,56 @@ def save_tiny_flux(folder):
 
     clip_tokenizer, t5_tokenizer = _tokenizers(folder / "vocab")
     torch.manual_seed(0)
-    clip = CLIPTextModel(CLIPTextConfig(vocab_size=len(clip_tokenizer), hidden_size=8, intermediate_size=16,
-                                        num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=16,
-                                        projection_dim=8, bos_token_id=0, eos_token_id=1, pad_token_id=1))
+    clip = CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=len(clip_tokenizer),
+            hidden_size=8,
+            intermediate_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            max_position_embeddings=16,
+            projection_dim=8,
+            bos_token_id=0,
+            eos_token_id=1,
+            pad_token_id=1,
+        )
+    )
     t5 = T5EncoderModel(T5Config(vocab_size=len(t5_tokenizer), d_model=8, d_ff=16, d_kv=4, num_layers=1, num_heads=2))
-    vae = AutoencoderKL(sample_size=16, in_channels=3, out_channels=3, block_out_channels=(4,), layers_per_block=1,
-                        latent_channels=1, norm_num_groups=1, use_quant_conv=False, use_post_quant_conv=False,
-                        shift_factor=0.0609, scaling_factor=1.5035)
-    transformer = FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
-                                         attention_head_dim=16, num_attention_heads=2, joint_attention_dim=8,
-                                         pooled_projection_dim=8, axes_dims_rope=(4, 6, 6))
+    vae = AutoencoderKL(
+        sample_size=16,
+        in_channels=3,
+        out_channels=3,
+        block_out_channels=(4,),
+        layers_per_block=1,
+        latent_channels=1,
+        norm_num_groups=1,
+        use_quant_conv=False,
+        use_post_quant_conv=False,
+        shift_factor=0.0609,
+        scaling_factor=1.5035,
+    )
+    transformer = FluxTransformer2DModel(
+        patch_size=1,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=8,
+        pooled_projection_dim=8,
+        axes_dims_rope=(4, 6, 6),
+    )
     # Flux's schedule shifts more with more tokens; its line ends at the (tiny) trained 8 x 8 = 64 tokens
     scheduler = FlowMatchEulerDiscreteScheduler(use_dynamic_shifting=True, base_image_seq_len=16, max_image_seq_len=64)
-    FluxPipeline(scheduler=scheduler, vae=vae, text_encoder=clip, tokenizer=clip_tokenizer, text_encoder_2=t5,
-                 tokenizer_2=t5_tokenizer, transformer=transformer).save_pretrained(folder)
+    FluxPipeline(
+        scheduler=scheduler,
+        vae=vae,
+        text_encoder=clip,
+        tokenizer=clip_tokenizer,
+        text_encoder_2=t5,
+        tokenizer_2=t5_tokenizer,
+        transformer=transformer,
+    ).save_pretrained(folder)
     return folder
 
 
@@ -121,15 +158,31 @@ def save_tiny_wan(folder):
 
     _, tokenizer = _tokenizers(folder / "vocab")
     torch.manual_seed(0)
-    text_encoder = UMT5EncoderModel(UMT5Config(vocab_size=len(tokenizer), d_model=8, d_ff=16, d_kv=4, num_layers=1,
-                                               num_heads=2))
-    vae = AutoencoderKLWan(base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
-                           temperal_downsample=[False, True, True])
-    transformer = WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12,
-                                        in_channels=16, out_channels=16, text_dim=8, freq_dim=8, ffn_dim=8,
-                                        num_layers=1, rope_max_seq_len=32)
-    WanPipeline(tokenizer=tokenizer, text_encoder=text_encoder, transformer=transformer, vae=vae,
-                scheduler=FlowMatchEulerDiscreteScheduler(shift=3.0)).save_pretrained(folder)
+    text_encoder = UMT5EncoderModel(
+        UMT5Config(vocab_size=len(tokenizer), d_model=8, d_ff=16, d_kv=4, num_layers=1, num_heads=2)
+    )
+    vae = AutoencoderKLWan(
+        base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1, temperal_downsample=[False, True, True]
+    )
+    transformer = WanTransformer3DModel(
+        patch_size=(1, 2, 2),
+        num_attention_heads=2,
+        attention_head_dim=12,
+        in_channels=16,
+        out_channels=16,
+        text_dim=8,
+        freq_dim=8,
+        ffn_dim=8,
+        num_layers=1,
+        rope_max_seq_len=32,
+    )
+    WanPipeline(
+        tokenizer=tokenizer,
+        text_encoder=text_encoder,
+        transformer=transformer,
+        vae=vae,
+        scheduler=FlowMatchEulerDiscreteScheduler(shift=3.0),
+    ).save_pretrained(folder)
     return folder
 
 

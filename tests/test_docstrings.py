@@ -44,8 +44,11 @@ def docstrings(path: Path, root: Path = ROOT) -> list[tuple[str, int, str]]:
 def comments(path: Path, root: Path = ROOT) -> list[tuple[str, str]]:
     """(where, text) of every comment of the file."""
     tokens = tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
-    return [(f"{path.relative_to(root)}:{token.start[0]}", token.string) for token in tokens
-            if token.type == tokenize.COMMENT]
+    return [
+        (f"{path.relative_to(root)}:{token.start[0]}", token.string)
+        for token in tokens
+        if token.type == tokenize.COMMENT
+    ]
 
 
 def test_the_walk_reads_every_folder_and_kind_of_docstring():
@@ -68,13 +71,18 @@ def test_a_long_docstring_and_a_figure_are_found(tmp_path):
 
 
 def test_at_most_five_docstrings_run_past_25_lines():
-    long = sorted(((lines, where) for path in sources() for where, lines, _ in docstrings(path) if lines > LONG),
-                  reverse=True)
+    long = sorted(
+        ((lines, where) for path in sources() for where, lines, _ in docstrings(path) if lines > LONG), reverse=True
+    )
     assert len(long) <= MOST_LONG, "docstrings past 25 lines:\n" + "\n".join(f"{n} {w}" for n, w in long)
 
 
 def test_no_docstring_or_comment_carries_a_measured_time_or_speed_up():
-    found = [f"{where}: {match.group(0)}" for path in sources()
-             for where, text in [(w, t) for w, _, t in docstrings(path)] + comments(path)
-             for match in [FIGURE.search(text)] if match]
+    found = [
+        f"{where}: {match.group(0)}"
+        for path in sources()
+        for where, text in [(w, t) for w, _, t in docstrings(path)] + comments(path)
+        for match in [FIGURE.search(text)]
+        if match
+    ]
     assert found == [], "figures belong in docs/:\n" + "\n".join(found)

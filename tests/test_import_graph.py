@@ -20,7 +20,6 @@ PACKAGES = {"axialrope": "axialrope", "models": "axialrope.models", "pipelines":
 SCRIPTS = "benchmarks"
 
 
-
 def module_files() -> dict[str, Path]:
     """Dotted module name -> file, for every .py file of the packages and the benchmark scripts."""
     modules = {}
@@ -58,8 +57,11 @@ def imported_names(name: str, path: Path, scripts: set[str], modules: frozenset[
             names += [f"{source}.{alias.name}" for alias in node.names]
     if "import_module" in {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}:
         # "__main__" is the `if __name__ == "__main__"` test, not an import
-        strings = {node.value for node in ast.walk(tree)
-                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value != "__main__"}
+        strings = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value != "__main__"
+        }
         names += [module for module in (f"{package}.{text.lstrip('.')}" for text in strings) if module in modules]
     if script:  # a script's bare `import reporting` is the sibling script benchmarks/reporting.py
         names = [f"{SCRIPTS}.{n}" if f"{SCRIPTS}.{n.split('.')[0]}" in scripts else n for n in names]

@@ -26,8 +26,12 @@ def test_wheel_maps_models_and_pipelines_inside_axialrope(tmp_path):
     # the bundled models travel as package data, so a non-editable install can sample
     for model in ("shapes-rope", "shapes-sincos", "moving-shapes-rope"):
         folder = f"axialrope/pipelines/sampling/assets/{model}"
-        for part in ("model_index.json", "scheduler/scheduler_config.json", "transformer/config.json",
-                     "transformer/diffusion_pytorch_model.safetensors"):
+        for part in (
+            "model_index.json",
+            "scheduler/scheduler_config.json",
+            "transformer/config.json",
+            "transformer/diffusion_pytorch_model.safetensors",
+        ):
             assert f"{folder}/{part}" in names
 
 

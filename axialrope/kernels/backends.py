@@ -70,8 +70,15 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def choose(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, *, inplace: bool = False,
-           spec: Callable[[], tuple] | None = None) -> str:
+def choose(
+    xs,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    layout: str,
+    *,
+    inplace: bool = False,
+    spec: Callable[[], tuple] | None = None,
+) -> str:
     """The kernel for all of xs (tensors sharing one table), by the rows of docs/performance.md's
     "Which kernel runs", first match wins.
 
@@ -133,8 +140,23 @@ def rotation_signature(x, cos, sin, layout: str, k=None) -> tuple | None:
     if torch.compiler.is_compiling() or layout not in LAYOUTS:
         return None
     try:
-        key = ("rotate", x.shape, cos.shape, sin.shape, x.dtype, cos.dtype, sin.dtype, x.device, cos.device,
-               sin.device, x.requires_grad, cos.requires_grad, sin.requires_grad, layout, _backend)
+        key = (
+            "rotate",
+            x.shape,
+            cos.shape,
+            sin.shape,
+            x.dtype,
+            cos.dtype,
+            sin.dtype,
+            x.device,
+            cos.device,
+            sin.device,
+            x.requires_grad,
+            cos.requires_grad,
+            sin.requires_grad,
+            layout,
+            _backend,
+        )
         return key if k is None else key + (k.shape, k.dtype, k.device, k.requires_grad)
     except AttributeError:
         return None
@@ -143,15 +165,41 @@ def rotation_signature(x, cos, sin, layout: str, k=None) -> tuple | None:
 def norm_rotation_signature(q, k, cos, sin, q_weight, k_weight, eps, layout: str, across_heads) -> tuple | None:
     """`rotation_signature` of `rms_norm_rotary_qk`: also the weights, eps and across_heads; None
     also for an eps that is not a float and an across_heads that is not a bool."""
-    if (torch.compiler.is_compiling() or type(eps) is not float or layout not in LAYOUTS
-            or type(across_heads) is not bool):
+    if (
+        torch.compiler.is_compiling()
+        or type(eps) is not float
+        or layout not in LAYOUTS
+        or type(across_heads) is not bool
+    ):
         return None
     try:
-        weights = tuple(None if w is None else (w.shape, w.dtype, w.device, w.requires_grad)
-                        for w in (q_weight, k_weight))
-        return ("norm_rotate", q.shape, k.shape, cos.shape, sin.shape, q.dtype, k.dtype, cos.dtype, sin.dtype,
-                q.device, k.device, cos.device, sin.device, q.requires_grad, k.requires_grad, cos.requires_grad,
-                sin.requires_grad, weights, eps, layout, across_heads, _backend)
+        weights = tuple(
+            None if w is None else (w.shape, w.dtype, w.device, w.requires_grad) for w in (q_weight, k_weight)
+        )
+        return (
+            "norm_rotate",
+            q.shape,
+            k.shape,
+            cos.shape,
+            sin.shape,
+            q.dtype,
+            k.dtype,
+            cos.dtype,
+            sin.dtype,
+            q.device,
+            k.device,
+            cos.device,
+            sin.device,
+            q.requires_grad,
+            k.requires_grad,
+            cos.requires_grad,
+            sin.requires_grad,
+            weights,
+            eps,
+            layout,
+            across_heads,
+            _backend,
+        )
     except AttributeError:
         return None
 

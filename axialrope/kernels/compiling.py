@@ -61,8 +61,8 @@ def pays_off(spec: tuple, numel: int) -> bool:
 def warm_up():
     """Inside the block, auto compiles each spec the first time it sees it (the budget is skipped).
 
-        with axialrope.kernels.compiling.warm_up():
-            model(example_batch)        # compiles the kernels this model's shapes need, now
+    with axialrope.kernels.compiling.warm_up():
+        model(example_batch)        # compiles the kernels this model's shapes need, now
     """
     global _warm
     previous, _warm = _warm, True
@@ -96,8 +96,7 @@ def run(spec: tuple, formula: Callable, *args):
     if spec not in _COMPILED:
         # its own recompile count: dynamo keeps one per code object otherwise, and the specs of
         # one formula would share its limit (8) and fall back to eager past it
-        _COMPILED[spec] = torch.compile(formula, dynamic=True, fullgraph=True, backend=BACKEND,
-                                        isolate_recompiles=True)
+        _COMPILED[spec] = torch.compile(formula, dynamic=True, fullgraph=True, backend=BACKEND, isolate_recompiles=True)
     fn = _COMPILED[spec]
     if fn is None:
         return None
@@ -111,8 +110,10 @@ def run(spec: tuple, formula: Callable, *args):
     except Exception as error:  # noqa: BLE001 - any inductor failure means: use the eager kernel
         _COMPILED[spec] = None
         _compile_works = _compile_works and any(f is not None for f in _COMPILED.values())
-        warnings.warn(f"axialrope: torch.compile of {formula.__name__} failed for {spec}, "
-                      f"using the eager kernel ({error})", stacklevel=2)
+        warnings.warn(
+            f"axialrope: torch.compile of {formula.__name__} failed for {spec}, using the eager kernel ({error})",
+            stacklevel=2,
+        )
         return None
 
 

@@ -46,22 +46,24 @@ def compute_dtype(x: torch.Tensor, cos: torch.Tensor) -> torch.dtype:
 def split_pairs(t: torch.Tensor, pairs: int, layout: str):
     """(..., dim) -> (first, second, rest): the members of the first `pairs` pairs as views
     (..., pairs) each, and the channels past them (..., dim - 2 * pairs), or None if there are none."""
-    first, second = pair_views(t[..., :2 * pairs], layout)
+    first, second = pair_views(t[..., : 2 * pairs], layout)
     # tested as an equality: under dynamic shapes that teaches torch.compile dim == 2 * pairs, and
     # inductor then indexes both members from one size (an inequality left two, and slower code)
-    return first, second, (None if 2 * pairs == t.shape[-1] else t[..., 2 * pairs:])
+    return first, second, (None if 2 * pairs == t.shape[-1] else t[..., 2 * pairs :])
 
 
-def join_pairs(layout: str, first: torch.Tensor, second: torch.Tensor,
-               rest: torch.Tensor | None = None) -> torch.Tensor:
+def join_pairs(
+    layout: str, first: torch.Tensor, second: torch.Tensor, rest: torch.Tensor | None = None
+) -> torch.Tensor:
     """split_pairs' inverse: (..., pairs) twice and the rest (or None) -> (..., dim), a new tensor."""
     # the pair axis goes back where the channels lie (no transpose): a plain pass for inductor
     joined = rearrange(torch.stack((first, second), dim=_PAIR_AXIS[layout]), _JOIN_PAIRS[layout])
     return joined if rest is None else torch.cat((joined, rest), dim=-1)
 
 
-def rotate_composite(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str,
-                     out_dtype: torch.dtype | None = None) -> torch.Tensor:
+def rotate_composite(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, out_dtype: torch.dtype | None = None
+) -> torch.Tensor:
     """The rotation as plain differentiable ops (also what inductor fuses).
 
     x (..., dim); cos, sin (..., pairs) broadcasting against x without its last dim.
@@ -98,8 +100,14 @@ def _join_sizes(xs, cos: torch.Tensor) -> tuple[int, ...] | None:
     x = xs[0]
     if x.ndim < 3 or (cos.ndim >= 3 and cos.shape[-3] != 1):
         return None
-    if all(other.dtype == x.dtype and other.requires_grad == x.requires_grad and other.ndim == x.ndim
-           and other.shape[:-3] == x.shape[:-3] and other.shape[-2:] == x.shape[-2:] for other in xs[1:]):
+    if all(
+        other.dtype == x.dtype
+        and other.requires_grad == x.requires_grad
+        and other.ndim == x.ndim
+        and other.shape[:-3] == x.shape[:-3]
+        and other.shape[-2:] == x.shape[-2:]
+        for other in xs[1:]
+    ):
         return tuple(other.shape[-3] for other in xs)
     return None
 
@@ -123,7 +131,7 @@ def _plan_one(x: torch.Tensor, cos: torch.Tensor, layout: str, inverse: bool):
             members = (x[..., : 2 * pairs] if cut else x).unflatten(-1, (2, pairs))
             out = torch.addcmul(members * cos, members.flip(-2), signed_sin).flatten(-2)
             out = out.to(x.dtype) if rounded else out
-            return torch.cat((out, x[..., 2 * pairs:]), dim=-1) if cut else out
+            return torch.cat((out, x[..., 2 * pairs :]), dim=-1) if cut else out
 
         return table, rotate
 
@@ -139,7 +147,7 @@ def _plan_one(x: torch.Tensor, cos: torch.Tensor, layout: str, inverse: bool):
             return rotate_into(x, cos, sin, layout, torch.empty_like(x), inverse)
         out = torch.view_as_real(complex_x * rotation).flatten(-2)
         out = out.to(x.dtype) if rounded else out
-        return torch.cat((out, x[..., 2 * pairs:]), dim=-1) if cut else out
+        return torch.cat((out, x[..., 2 * pairs :]), dim=-1) if cut else out
 
     return table, rotate
 
@@ -240,8 +248,9 @@ def _chunks(src, dst, cos, sin) -> list[tuple[torch.Tensor, ...]]:
     pieces = []
     for start in range(0, src.shape[dim], step):
         length = min(step, src.shape[dim] - start)
-        tables = ((cos.narrow(table_dim, start, length), sin.narrow(table_dim, start, length)) if cut_table
-                  else (cos, sin))
+        tables = (
+            (cos.narrow(table_dim, start, length), sin.narrow(table_dim, start, length)) if cut_table else (cos, sin)
+        )
         pieces.append((src.narrow(dim, start, length), dst.narrow(dim, start, length), *tables))
     return pieces
 
@@ -304,8 +313,10 @@ def memory_order(x: torch.Tensor, keep: int = 1) -> tuple[int, ...] | None:
 
 def _spec(xs, cos: torch.Tensor, layout: str, orders) -> tuple:
     """What dynamo guards on besides sizes; each spec gets its own compiled function."""
-    per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], order is not None)
-                  for x, order in zip(xs, orders, strict=True))
+    per_x = tuple(
+        (x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], order is not None)
+        for x, order in zip(xs, orders, strict=True)
+    )
     return ("rotate", layout, cos.dtype, cos.ndim, xs[0].device.type, per_x)
 
 
@@ -331,8 +342,10 @@ def rotate_compiled(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inver
     outs = compiling.run(_spec(xs, cos, layout, orders), _rotations, layout, *args)
     if outs is None:
         return None
-    return tuple(out if order is None else out.permute(inverse_permutation(order))
-                 for out, order in zip(outs, orders, strict=True))
+    return tuple(
+        out if order is None else out.permute(inverse_permutation(order))
+        for out, order in zip(outs, orders, strict=True)
+    )
 
 
 class TablesInOrder:

@@ -117,8 +117,9 @@ def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str,
         parts = [(g1 * cos + g2 * sin, x1), (g2 * cos - g1 * sin, x2)] + ([] if g_rest is None else [(g_rest, x_rest)])
         if weight is None:
             return [(g, g, xhat) for g, xhat in parts]
-        return [(g * w, g, xhat)
-                for (g, xhat), w in zip(parts, split_pairs(weight.to(dtype), pairs, layout), strict=False)]
+        return [
+            (g * w, g, xhat) for (g, xhat), w in zip(parts, split_pairs(weight.to(dtype), pairs, layout), strict=False)
+        ]
 
     dims = _row_dims(across_heads)
     (gw1, _, x1), (gw2, _, x2), *rest = members()
@@ -201,7 +202,7 @@ def _norm_rotation_backwards(layout: str, across_heads: bool, *args):
     """args = (grad, x, rstd, cos, sin, weight) per tensor -> (dx, dw) per tensor, flattened."""
     outs = []
     for i in range(0, len(args), 6):
-        outs += norm_rotate_backward_composite(*args[i:i + 6], layout, across_heads)
+        outs += norm_rotate_backward_composite(*args[i : i + 6], layout, across_heads)
     return tuple(outs)
 
 
@@ -213,13 +214,22 @@ def _order(x: torch.Tensor, across_heads: bool):
 def compiled_spec(xs, weights, cos, layout: str, across_heads: bool, kind: str = "forward") -> tuple:
     """The spec a compiled kind ("forward", "training forward" (with rstd) or "backward") of xs runs
     under; its compile budget is kept per spec."""
-    per_x = tuple((x.dtype, x.ndim, 2 * cos.shape[-1] == x.shape[-1], w is not None and w.dtype,
-                   _order(x, across_heads) is not None) for x, w in zip(xs, weights, strict=True))
+    per_x = tuple(
+        (
+            x.dtype,
+            x.ndim,
+            2 * cos.shape[-1] == x.shape[-1],
+            w is not None and w.dtype,
+            _order(x, across_heads) is not None,
+        )
+        for x, w in zip(xs, weights, strict=True)
+    )
     return ("norm_rotate", kind, layout, across_heads, cos.dtype, cos.ndim, xs[0].device.type, per_x)
 
 
-def norm_rotate_compiled(xs, weights, cos, sin, eps: float, layout: str, across_heads: bool = False,
-                         need_rstd: bool = True):
+def norm_rotate_compiled(
+    xs, weights, cos, sin, eps: float, layout: str, across_heads: bool = False, need_rstd: bool = True
+):
     """[(y, rstd) for each x] from one compiled call, each x in its memory order (rstd None unless
     need_rstd); None if compiling failed."""
     args, orders, tables = [], [], TablesInOrder(cos, sin)
@@ -259,8 +269,10 @@ def norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout: s
     outs = compiling.run(spec, _norm_rotation_backwards, layout, across_heads, *args)
     if outs is None:
         return None
-    return [(outs[2 * i] if order is None else outs[2 * i].permute(inverse_permutation(order)), outs[2 * i + 1])
-            for i, order in enumerate(orders)]
+    return [
+        (outs[2 * i] if order is None else outs[2 * i].permute(inverse_permutation(order)), outs[2 * i + 1])
+        for i, order in enumerate(orders)
+    ]
 
 
 __all__ = [

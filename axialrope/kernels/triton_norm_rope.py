@@ -43,14 +43,46 @@ if triton is not None:
 
     @triton.jit
     def _norm_rotary_fwd_kernel(
-        x_ptr, out_ptr, w_ptr, cos_ptr, sin_ptr, rstd_ptr,
-        n_rows, size1, size2, size3,
-        xs0, xs1, xs2, xs3, xs_head, xs_chan,
-        os0, os1, os2, os3, os_head, os_chan,
-        ts0, ts1, ts2, ts3, ts_head, ts_pair,
-        heads, pairs, dim, eps,
-        INTERLEAVED: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_REST: tl.constexpr, STORE_RSTD: tl.constexpr,
-        FLOAT64: tl.constexpr, BLOCK_ROWS: tl.constexpr, BLOCK_HEADS: tl.constexpr, BLOCK_PAIRS: tl.constexpr,
+        x_ptr,
+        out_ptr,
+        w_ptr,
+        cos_ptr,
+        sin_ptr,
+        rstd_ptr,
+        n_rows,
+        size1,
+        size2,
+        size3,
+        xs0,
+        xs1,
+        xs2,
+        xs3,
+        xs_head,
+        xs_chan,
+        os0,
+        os1,
+        os2,
+        os3,
+        os_head,
+        os_chan,
+        ts0,
+        ts1,
+        ts2,
+        ts3,
+        ts_head,
+        ts_pair,
+        heads,
+        pairs,
+        dim,
+        eps,
+        INTERLEAVED: tl.constexpr,
+        HAS_WEIGHT: tl.constexpr,
+        HAS_REST: tl.constexpr,
+        STORE_RSTD: tl.constexpr,
+        FLOAT64: tl.constexpr,
+        BLOCK_ROWS: tl.constexpr,
+        BLOCK_HEADS: tl.constexpr,
+        BLOCK_PAIRS: tl.constexpr,
         BLOCK_REST: tl.constexpr,
     ):
         compute = tl.float64 if FLOAT64 else tl.float32
@@ -62,12 +94,15 @@ if triton is not None:
         pair_ok = (pair < pairs)[None, None, :]
         row_head_ok = row_ok[:, None, None] & head_ok
         mask = row_head_ok & pair_ok  # (rows, heads, pairs)
-        x_base = (_row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None]
-                  + (head * xs_head)[None, :, None])
-        o_base = (_row_offsets(rows, size1, size2, size3, os0, os1, os2, os3)[:, None, None]
-                  + (head * os_head)[None, :, None])
-        t_base = (_row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None]
-                  + (head * ts_head)[None, :, None])
+        x_base = (
+            _row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None] + (head * xs_head)[None, :, None]
+        )
+        o_base = (
+            _row_offsets(rows, size1, size2, size3, os0, os1, os2, os3)[:, None, None] + (head * os_head)[None, :, None]
+        )
+        t_base = (
+            _row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None] + (head * ts_head)[None, :, None]
+        )
         chan_a, chan_b = pair_channels(pair, pairs, INTERLEAVED)
         chan_a = chan_a[None, None, :]
         chan_b = chan_b[None, None, :]
@@ -100,21 +135,60 @@ if triton is not None:
         if HAS_REST:
             r = r * scale
             if HAS_WEIGHT:
-                r = r * tl.load(w_ptr + (head * dim)[None, :, None] + chan_r, mask=head_ok & (chan_r < dim),
-                                other=0.0).to(compute)
+                r = r * tl.load(
+                    w_ptr + (head * dim)[None, :, None] + chan_r, mask=head_ok & (chan_r < dim), other=0.0
+                ).to(compute)
             tl.store(out_ptr + o_base + chan_r * os_chan, r.to(out_ty), mask=rest_mask)
 
     @triton.jit
     def _norm_rotary_bwd_kernel(
-        g_ptr, x_ptr, dx_ptr, w_ptr, cos_ptr, sin_ptr, rstd_ptr, dw_ptr,
-        n_rows, size1, size2, size3,
-        gs0, gs1, gs2, gs3, gs_head, gs_chan,
-        xs0, xs1, xs2, xs3, xs_head, xs_chan,
-        ds0, ds1, ds2, ds3, ds_head, ds_chan,
-        ts0, ts1, ts2, ts3, ts_head, ts_pair,
-        heads, pairs, dim,
-        INTERLEAVED: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_REST: tl.constexpr, FLOAT64: tl.constexpr,
-        BLOCK_ROWS: tl.constexpr, BLOCK_HEADS: tl.constexpr, BLOCK_PAIRS: tl.constexpr, BLOCK_REST: tl.constexpr,
+        g_ptr,
+        x_ptr,
+        dx_ptr,
+        w_ptr,
+        cos_ptr,
+        sin_ptr,
+        rstd_ptr,
+        dw_ptr,
+        n_rows,
+        size1,
+        size2,
+        size3,
+        gs0,
+        gs1,
+        gs2,
+        gs3,
+        gs_head,
+        gs_chan,
+        xs0,
+        xs1,
+        xs2,
+        xs3,
+        xs_head,
+        xs_chan,
+        ds0,
+        ds1,
+        ds2,
+        ds3,
+        ds_head,
+        ds_chan,
+        ts0,
+        ts1,
+        ts2,
+        ts3,
+        ts_head,
+        ts_pair,
+        heads,
+        pairs,
+        dim,
+        INTERLEAVED: tl.constexpr,
+        HAS_WEIGHT: tl.constexpr,
+        HAS_REST: tl.constexpr,
+        FLOAT64: tl.constexpr,
+        BLOCK_ROWS: tl.constexpr,
+        BLOCK_HEADS: tl.constexpr,
+        BLOCK_PAIRS: tl.constexpr,
+        BLOCK_REST: tl.constexpr,
     ):
         compute = tl.float64 if FLOAT64 else tl.float32
         program = tl.program_id(0).to(tl.int64)
@@ -126,14 +200,18 @@ if triton is not None:
         pair_ok = (pair < pairs)[None, None, :]
         row_head_ok = row_ok[:, None, None] & head_ok
         mask = row_head_ok & pair_ok
-        g_base = (_row_offsets(rows, size1, size2, size3, gs0, gs1, gs2, gs3)[:, None, None]
-                  + (head * gs_head)[None, :, None])
-        x_base = (_row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None]
-                  + (head * xs_head)[None, :, None])
-        d_base = (_row_offsets(rows, size1, size2, size3, ds0, ds1, ds2, ds3)[:, None, None]
-                  + (head * ds_head)[None, :, None])
-        t_base = (_row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None]
-                  + (head * ts_head)[None, :, None])
+        g_base = (
+            _row_offsets(rows, size1, size2, size3, gs0, gs1, gs2, gs3)[:, None, None] + (head * gs_head)[None, :, None]
+        )
+        x_base = (
+            _row_offsets(rows, size1, size2, size3, xs0, xs1, xs2, xs3)[:, None, None] + (head * xs_head)[None, :, None]
+        )
+        d_base = (
+            _row_offsets(rows, size1, size2, size3, ds0, ds1, ds2, ds3)[:, None, None] + (head * ds_head)[None, :, None]
+        )
+        t_base = (
+            _row_offsets(rows, size1, size2, size3, ts0, ts1, ts2, ts3)[:, None, None] + (head * ts_head)[None, :, None]
+        )
         pair_a, pair_b = pair_channels(pair, pairs, INTERLEAVED)  # (pairs,): for the weight gradient
         chan_a = pair_a[None, None, :]
         chan_b = pair_b[None, None, :]
@@ -163,8 +241,9 @@ if triton is not None:
             xr = tl.load(x_ptr + x_base + chan_r * xs_chan, mask=rest_mask, other=0.0).to(compute) * scale
             gwr = gr
             if HAS_WEIGHT:
-                gwr = gr * tl.load(w_ptr + (head * dim)[None, :, None] + chan_r, mask=head_ok & (chan_r < dim),
-                                   other=0.0).to(compute)
+                gwr = gr * tl.load(
+                    w_ptr + (head * dim)[None, :, None] + chan_r, mask=head_ok & (chan_r < dim), other=0.0
+                ).to(compute)
             dot += tl.sum(tl.sum(gwr * xr, axis=2), axis=1)
         mean = (dot / (heads * dim))[:, None, None]
         dx_ty = dx_ptr.dtype.element_ty
@@ -209,8 +288,14 @@ def _blocks(x: torch.Tensor, pairs: int, across_heads: bool, budget: int) -> dic
     block_heads, block_pairs = triton.next_power_of_2(heads), triton.next_power_of_2(max(pairs, 1))
     block_rest = triton.next_power_of_2(max(rest, 1))
     block_rows = max(1, min(64, budget // (block_heads * max(block_pairs, block_rest))))
-    return dict(BLOCK_ROWS=block_rows, BLOCK_HEADS=block_heads, BLOCK_PAIRS=block_pairs, BLOCK_REST=block_rest,
-                HAS_REST=rest > 0, num_warps=4 if block_heads * block_pairs * block_rows <= 2048 else 8)
+    return dict(
+        BLOCK_ROWS=block_rows,
+        BLOCK_HEADS=block_heads,
+        BLOCK_PAIRS=block_pairs,
+        BLOCK_REST=block_rest,
+        HAS_REST=rest > 0,
+        num_warps=4 if block_heads * block_pairs * block_rows <= 2048 else 8,
+    )
 
 
 def norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool = False, need_rstd: bool = True):
@@ -225,7 +310,7 @@ def norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool
     heads = x.shape[-2] if across_heads else 1
     out = torch.empty_like(x)
     compute = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
-    row_shape = (*x.shape[:-2 if across_heads else -1], *((1, 1) if across_heads else (1,)))
+    row_shape = (*x.shape[: -2 if across_heads else -1], *((1, 1) if across_heads else (1,)))
     rstd = torch.empty(row_shape, dtype=compute, device=x.device)
     n_rows = rstd.numel()
     if n_rows == 0:
@@ -237,14 +322,34 @@ def norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool
     blocks = _blocks(x, pairs, across_heads, budget=4096)
     grid = (triton.cdiv(n_rows, blocks["BLOCK_ROWS"]),)
     _norm_rotary_fwd_kernel[grid](
-        x, out, w, cos, sin, rstd,
-        n_rows, sizes[1], sizes[2], sizes[3],
-        *x_strides, x_head, x.stride(-1),
-        *o_strides, o_head, out.stride(-1),
-        *t_strides, t_head, cos.stride(-1),
-        heads, pairs, dim, float(eps),
-        INTERLEAVED=layout == "interleaved", HAS_WEIGHT=weight is not None, STORE_RSTD=need_rstd,
-        FLOAT64=compute == torch.float64, **blocks,
+        x,
+        out,
+        w,
+        cos,
+        sin,
+        rstd,
+        n_rows,
+        sizes[1],
+        sizes[2],
+        sizes[3],
+        *x_strides,
+        x_head,
+        x.stride(-1),
+        *o_strides,
+        o_head,
+        out.stride(-1),
+        *t_strides,
+        t_head,
+        cos.stride(-1),
+        heads,
+        pairs,
+        dim,
+        float(eps),
+        INTERLEAVED=layout == "interleaved",
+        HAS_WEIGHT=weight is not None,
+        STORE_RSTD=need_rstd,
+        FLOAT64=compute == torch.float64,
+        **blocks,
     )
     return out, (rstd if need_rstd else None)
 
@@ -267,15 +372,37 @@ def norm_rotate_backward(grad, x, rstd, cos, sin, weight, layout: str, across_he
         cos, sin, t_strides, t_head = _tables(x, cos, sin, across_heads)
         w = x if weight is None else weight.contiguous().view(-1)
         _norm_rotary_bwd_kernel[(programs,)](
-            grad, x, dx, w, cos, sin, rstd.contiguous(), x if partial is None else partial,
-            n_rows, sizes[1], sizes[2], sizes[3],
-            *g_strides, g_head, grad.stride(-1),
-            *x_strides, x_head, x.stride(-1),
-            *d_strides, d_head, dx.stride(-1),
-            *t_strides, t_head, cos.stride(-1),
-            heads, pairs, dim,
-            INTERLEAVED=layout == "interleaved", HAS_WEIGHT=weight is not None,
-            FLOAT64=rstd.dtype == torch.float64, **blocks,
+            grad,
+            x,
+            dx,
+            w,
+            cos,
+            sin,
+            rstd.contiguous(),
+            x if partial is None else partial,
+            n_rows,
+            sizes[1],
+            sizes[2],
+            sizes[3],
+            *g_strides,
+            g_head,
+            grad.stride(-1),
+            *x_strides,
+            x_head,
+            x.stride(-1),
+            *d_strides,
+            d_head,
+            dx.stride(-1),
+            *t_strides,
+            t_head,
+            cos.stride(-1),
+            heads,
+            pairs,
+            dim,
+            INTERLEAVED=layout == "interleaved",
+            HAS_WEIGHT=weight is not None,
+            FLOAT64=rstd.dtype == torch.float64,
+            **blocks,
         )
     if weight is None:
         return dx, None

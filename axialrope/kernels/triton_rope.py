@@ -45,14 +45,37 @@ if triton is not None:
 
     @triton.jit
     def _rotary_kernel(
-        x_ptr, out_ptr, cos_ptr, sin_ptr,
-        n_rows, size1, size2, size3,            # leading sizes of x (dim 0 is implied by n_rows)
-        xs0, xs1, xs2, xs3, xs_chan,            # x strides, leading dims then channels
-        os0, os1, os2, os3, os_chan,            # output strides
-        ts0, ts1, ts2, ts3, ts_pair,            # table strides (0 along broadcast dims)
-        pairs, dim, sign,
-        INTERLEAVED: tl.constexpr, COPY_REST: tl.constexpr, FLOAT64: tl.constexpr,
-        BLOCK_ROWS: tl.constexpr, BLOCK_PAIRS: tl.constexpr,
+        x_ptr,
+        out_ptr,
+        cos_ptr,
+        sin_ptr,
+        n_rows,
+        size1,
+        size2,
+        size3,  # leading sizes of x (dim 0 is implied by n_rows)
+        xs0,
+        xs1,
+        xs2,
+        xs3,
+        xs_chan,  # x strides, leading dims then channels
+        os0,
+        os1,
+        os2,
+        os3,
+        os_chan,  # output strides
+        ts0,
+        ts1,
+        ts2,
+        ts3,
+        ts_pair,  # table strides (0 along broadcast dims)
+        pairs,
+        dim,
+        sign,
+        INTERLEAVED: tl.constexpr,
+        COPY_REST: tl.constexpr,
+        FLOAT64: tl.constexpr,
+        BLOCK_ROWS: tl.constexpr,
+        BLOCK_PAIRS: tl.constexpr,
     ):
         rows = tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
         row_ok = rows < n_rows
@@ -134,12 +157,23 @@ def rotate(
     float64 = torch.promote_types(x.dtype, cos.dtype) == torch.float64
     grid = (triton.cdiv(n_rows, block_rows),)
     _rotary_kernel[grid](
-        x, out, cos, sin,
-        n_rows, sizes[1], sizes[2], sizes[3],
-        *x_strides, x.stride(-1),
-        *out_strides, out.stride(-1),
-        *table_strides, cos.stride(-1),
-        pairs, dim, -1.0 if inverse else 1.0,
+        x,
+        out,
+        cos,
+        sin,
+        n_rows,
+        sizes[1],
+        sizes[2],
+        sizes[3],
+        *x_strides,
+        x.stride(-1),
+        *out_strides,
+        out.stride(-1),
+        *table_strides,
+        cos.stride(-1),
+        pairs,
+        dim,
+        -1.0 if inverse else 1.0,
         INTERLEAVED=layout == "interleaved",
         COPY_REST=out is not x and 2 * pairs < dim,
         FLOAT64=float64,

@@ -82,8 +82,17 @@ def _check_compatible(image: DiT, video: DiT) -> None:
         )
     if image.rope is None or video.rope is None:
         raise ValueError("inflation needs two position_encoding='rope' models (sin-cos tables are not weights)")
-    for name in ("in_channels", "patch_size", "hidden_size", "depth", "num_heads", "mlp_ratio", "num_classes",
-                 "qk_norm", "text_dim"):
+    for name in (
+        "in_channels",
+        "patch_size",
+        "hidden_size",
+        "depth",
+        "num_heads",
+        "mlp_ratio",
+        "num_classes",
+        "qk_norm",
+        "text_dim",
+    ):
         a, b = image.config[name], video.config[name]
         if a != b:
             raise ValueError(f"the models differ in {name}: image {a!r}, video {b!r}")
@@ -118,8 +127,9 @@ def inflate_from_image(image: DiT, video: DiT, match_frequencies: bool = True) -
             weights = repeat(weights, "d (c p q) -> d (c r p q)", c=c, r=r, p=video.config.patch_size) / r
             report[name] = spread
         elif name.startswith("final_layer.linear."):
-            weights = repeat(weights, "(c p q) ... -> (c r p q) ...", c=video.out_channels, r=r,
-                             p=video.config.patch_size)
+            weights = repeat(
+                weights, "(c p q) ... -> (c r p q) ...", c=video.out_channels, r=r, p=video.config.patch_size
+            )
             report[name] = spread
         elif channel_sources is not None and name.startswith("blocks.") and ".attn.qkv." in name:
             q, k, v = rearrange(weights, "(three h d) ... -> three h d ...", three=3, h=heads)
@@ -151,8 +161,9 @@ def initialize_from(source: DiT, target: DiT) -> dict[str, str]:
     inflation's entries.
     """
     if not isinstance(source, DiT) or not isinstance(target, DiT):
-        raise TypeError(f"source and target must be DiT models, "
-                        f"got {type(source).__name__} and {type(target).__name__}")
+        raise TypeError(
+            f"source and target must be DiT models, got {type(source).__name__} and {type(target).__name__}"
+        )
     if (source.n_axes, target.n_axes) == (2, 3):
         return inflate_from_image(source, target)
     if source.n_axes != target.n_axes:

@@ -52,8 +52,9 @@ class Patchify(nn.Module):
         """tokens (b, seq, channels * patch volume) -> (b, channels, *(grid * patch))."""
         n_axes = len(self.patch)
         (cells,) = unpack(tokens, [grid], "b * d")  # (b, *grid, channels * patch volume)
-        return rearrange(cells, _FROM_PATCHES[n_axes], c=channels,
-                         **dict(zip(_PATCH_AXES[n_axes], self.patch, strict=True)))
+        return rearrange(
+            cells, _FROM_PATCHES[n_axes], c=channels, **dict(zip(_PATCH_AXES[n_axes], self.patch, strict=True))
+        )
 
 
 class TimestepEmbedder(nn.Module):

@@ -203,8 +203,9 @@ class DiT(ModelMixin, ConfigMixin):
         batch, device = hidden_states.shape[0], hidden_states.device
         x, grid = self.patchify(hidden_states)  # (b, seq, dim), grid (t, h, w) or (h, w)
         if self.rope is None:
-            x = x + sincos_pos_embed(grid, self.base_grid, self.sincos_dims,
-                                     self.config.interpolation_scale, device).to(x.dtype)
+            x = x + sincos_pos_embed(
+                grid, self.base_grid, self.sincos_dims, self.config.interpolation_scale, device
+            ).to(x.dtype)
         c = self.t_embedder(self._timesteps(timestep, batch, device))  # (b, dim)
         if self.y_embedder is not None:
             c = c + self.y_embedder(self._labels(class_labels, batch, device))
@@ -289,8 +290,7 @@ class DiT(ModelMixin, ConfigMixin):
         shape = tuple(encoder_hidden_states.shape)
         if len(shape) != 3 or (shape[0], shape[2]) != (batch, self.config.text_dim):
             raise ValueError(
-                f"encoder_hidden_states must have shape ({batch}, n_text, {self.config.text_dim}), "
-                f"got {shape}"
+                f"encoder_hidden_states must have shape ({batch}, n_text, {self.config.text_dim}), got {shape}"
             )
         return encoder_hidden_states
 

@@ -87,8 +87,10 @@ class RopeConfig:
             if not all(math.isfinite(v) for v in values):
                 raise ValueError(f"{name} must be finite (one number, or one per axis), got {getattr(self, name)!r}")
         if self.scale is not None and 0.0 in (self.scale if isinstance(self.scale, tuple) else (self.scale,)):
-            raise ValueError(f"scale must be non-zero (the spacing of grid cells: 0 puts every cell on one position), "
-                             f"got {self.scale!r}")
+            raise ValueError(
+                f"scale must be non-zero (the spacing of grid cells: 0 puts every cell on one position), "
+                f"got {self.scale!r}"
+            )
 
 
 class GridRope(nn.Module):
@@ -130,8 +132,9 @@ class GridRope(nn.Module):
         self.embedding.set_frequencies(config.theta, config.scaling)  # validates the per-axis counts
         self._config = config
 
-    def table(self, grid: Sequence[int], num_text_tokens: int = 0,
-              device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def table(
+        self, grid: Sequence[int], num_text_tokens: int = 0, device: torch.device | str | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """(cos, sin), each (num_text_tokens + prod(grid), rotary_dim // 2) float32.
 
         Grid cell i on axis a sits at offset[a] + scale[a] * i. Text tokens come first and

@@ -1,7 +1,7 @@
 """Model sizes as one-line factories (DiT's naming: width, depth, heads; the patch is an argument).
 
-    model = create_dit("S", sample_size=32, in_channels=3, num_classes=4)
-    model = create_dit("tiny", num_frames=8, temporal_patch_size=2)    # a video model
+model = create_dit("S", sample_size=32, in_channels=3, num_classes=4)
+model = create_dit("tiny", num_frames=8, temporal_patch_size=2)    # a video model
 """
 
 from __future__ import annotations

@@ -38,8 +38,10 @@ class AxialRopeAttnProcessor:
 
     def project(self, attn: Attention, hidden_states: torch.Tensor):
         """hidden_states (b, seq, dim) -> q, k, v (b, heads, seq, head_dim), q and k rotated."""
-        q, k, v = (rearrange(proj(hidden_states), "b n (h d) -> b h n d", h=attn.heads)
-                   for proj in (attn.to_q, attn.to_k, attn.to_v))
+        q, k, v = (
+            rearrange(proj(hidden_states), "b n (h d) -> b h n d", h=attn.heads)
+            for proj in (attn.to_q, attn.to_k, attn.to_v)
+        )
         if attn.norm_q is not None:
             q = attn.norm_q(q)
         if attn.norm_k is not None:
@@ -52,8 +54,16 @@ class AxialRopeAttnProcessor:
             raise ValueError(f"the RoPE table has {cos.shape[0]} rows for {hidden_states.shape[1]} tokens")
         return apply_rotary(q, cos, sin), apply_rotary(k, cos, sin), v
 
-    def __call__(self, attn: Attention, hidden_states: torch.Tensor, encoder_hidden_states=None,
-                 attention_mask=None, temb=None, *args, **kwargs) -> torch.Tensor:
+    def __call__(
+        self,
+        attn: Attention,
+        hidden_states: torch.Tensor,
+        encoder_hidden_states=None,
+        attention_mask=None,
+        temb=None,
+        *args,
+        **kwargs,
+    ) -> torch.Tensor:
         if encoder_hidden_states is not None:
             raise ValueError("AxialRopeAttnProcessor handles self-attention only (got encoder_hidden_states)")
         if hidden_states.ndim != 3:

@@ -44,8 +44,16 @@ class ModelPatch:
         latest forward's timestep, used when the rope is called on its own.
     """
 
-    def __init__(self, transformer: nn.Module, family: Family, extrapolation: Extrapolation,
-                 trained_grid: tuple[int, ...], rope: ExtrapolatedRope, original: nn.Module | None, hooks: list):
+    def __init__(
+        self,
+        transformer: nn.Module,
+        family: Family,
+        extrapolation: Extrapolation,
+        trained_grid: tuple[int, ...],
+        rope: ExtrapolatedRope,
+        original: nn.Module | None,
+        hooks: list,
+    ):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
         self.trained_grid, self.rope, self.original, self.hooks = trained_grid, rope, original, hooks
 
@@ -64,11 +72,15 @@ class ModelPatch:
         if rope_attr is not None:
             current = getattr(self.transformer, rope_attr)
             if current is not self.rope:
-                raise RuntimeError(f"{type(self.transformer).__name__}.{rope_attr} was replaced since "
-                                   "apply_extrapolation; not restoring over it")
+                raise RuntimeError(
+                    f"{type(self.transformer).__name__}.{rope_attr} was replaced since "
+                    "apply_extrapolation; not restoring over it"
+                )
             if hasattr(current, "_diffusers_hook"):
-                raise RuntimeError("diffusers hooks (context parallelism?) were added to the extrapolated rope "
-                                   "module; remove them before removing the extrapolation")
+                raise RuntimeError(
+                    "diffusers hooks (context parallelism?) were added to the extrapolated rope "
+                    "module; remove them before removing the extrapolation"
+                )
 
     def remove(self) -> None:
         """Restores the family's own rope module and removes the hooks."""
@@ -122,12 +134,15 @@ class ExtrapolationHandle:
     def __repr__(self) -> str:
         state = "removed" if self.removed else "active"
         models = f", {len(self.patches)} models" if len(self.patches) > 1 else ""
-        return (f"ExtrapolationHandle({self.family.name}, {self.extrapolation.method!r}, "
-                f"trained_grid={self.trained_grid}{models}, {state})")
+        return (
+            f"ExtrapolationHandle({self.family.name}, {self.extrapolation.method!r}, "
+            f"trained_grid={self.trained_grid}{models}, {state})"
+        )
 
 
-def apply_extrapolation(pipe_or_transformer, method: str | Extrapolation = "none",
-                        trained_grid: Sequence[int] | None = None, **options) -> ExtrapolationHandle:
+def apply_extrapolation(
+    pipe_or_transformer, method: str | Extrapolation = "none", trained_grid: Sequence[int] | None = None, **options
+) -> ExtrapolationHandle:
     """Gives a diffusers pipeline's models (or one model) an extrapolation method.
 
     Args:
@@ -154,15 +169,16 @@ def apply_extrapolation(pipe_or_transformer, method: str | Extrapolation = "none
         raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
     family_options = _family_options(main_family, options)
     extrapolation = _as_extrapolation(method, options)
-    plans = [_prepare(model, family_of(model), extrapolation, trained_grid, cache_size, family_options, index == 0)
-             for index, model in enumerate(models)]
+    plans = [
+        _prepare(model, family_of(model), extrapolation, trained_grid, cache_size, family_options, index == 0)
+        for index, model in enumerate(models)
+    ]
 
     undos: list = []
     patches: list[ModelPatch] = []
     try:
         for extra in main_family.extras:
-            undos += extra.install(pipeline, extrapolation.method, family_options.get(extra.option),
-                                   plans[0][2])
+            undos += extra.install(pipeline, extrapolation.method, family_options.get(extra.option), plans[0][2])
         for model, family, grid, setup, rope in plans:
             patches.append(_install(model, family, grid, setup, rope))
     except BaseException:
@@ -190,8 +206,9 @@ def _models_of(pipe_or_transformer) -> tuple[object, list[nn.Module]]:
         return pipe, models
     if isinstance(pipe_or_transformer, nn.Module):
         return None, [pipe_or_transformer]
-    raise TypeError(f"pipe_or_transformer must be a diffusers pipeline or model, got "
-                    f"{type(pipe_or_transformer).__name__}")
+    raise TypeError(
+        f"pipe_or_transformer must be a diffusers pipeline or model, got {type(pipe_or_transformer).__name__}"
+    )
 
 
 def _family_options(family: Family, options: dict) -> dict:
@@ -215,8 +232,15 @@ def _as_extrapolation(method, options: dict) -> Extrapolation:
     return Extrapolation.from_name(method, **options)  # "yarn+entropy" as the CLI; unknown names: ValueError
 
 
-def _prepare(model: nn.Module, family: Family, extrapolation: Extrapolation, trained_grid, cache_size: int,
-             family_options: Mapping, main: bool):
+def _prepare(
+    model: nn.Module,
+    family: Family,
+    extrapolation: Extrapolation,
+    trained_grid,
+    cache_size: int,
+    family_options: Mapping,
+    main: bool,
+):
     """Checks one model and builds its replacement rope, changing nothing: (model, family, grid, setup, rope)."""
     if HANDLE_ATTRIBUTE in vars(model):
         raise ValueError("apply_extrapolation was already applied to this transformer; call handle.remove() first")
@@ -224,12 +248,21 @@ def _prepare(model: nn.Module, family: Family, extrapolation: Extrapolation, tra
     _check_model(model, family, config)
     _check_method(family, extrapolation)
     grid = _trained_grid(family, config, trained_grid)
-    dims, theta = family.rope_axes.resolve(vars(getattr(model, family.rope_attr)) if family.rope_axes.on_rope
-                                           else config)
+    dims, theta = family.rope_axes.resolve(
+        vars(getattr(model, family.rope_attr)) if family.rope_axes.on_rope else config
+    )
     if len(dims) != len(family.axes):
         raise ValueError(f"{family.title}: the config gives {len(dims)} rope axes, the declaration {len(family.axes)}")
-    setup = RopeSetup(family, extrapolation, grid, dims, (theta,) * len(dims), cache_size,
-                      options={k: v for k, v in family_options.items() if k in family.kind.options}, config=config)
+    setup = RopeSetup(
+        family,
+        extrapolation,
+        grid,
+        dims,
+        (theta,) * len(dims),
+        cache_size,
+        options={k: v for k, v in family_options.items() if k in family.kind.options},
+        config=config,
+    )
     if extrapolation.method == "riflex" and extrapolation.riflex_index is None:
         published = family.published_riflex(config)
         if published is not None and published.k is None:
@@ -250,8 +283,10 @@ def _check_model(model: nn.Module, family: Family, config: Mapping) -> None:
     rope = getattr(model, family.rope_attr, None)
     names = [cls.__name__ for cls in type(rope).__mro__]
     if family.rope_classes and not any(name in family.rope_classes for name in names):
-        raise ValueError(f"{family.title} with {type(rope).__name__} as `{family.rope_attr}` is not supported; "
-                         f"only {', '.join(family.rope_classes)}")
+        raise ValueError(
+            f"{family.title} with {type(rope).__name__} as `{family.rope_attr}` is not supported; "
+            f"only {', '.join(family.rope_classes)}"
+        )
     if hasattr(rope, "_diffusers_hook"):
         raise ValueError(
             f"{type(model).__name__}.{family.rope_attr} carries diffusers hooks (context parallelism?): "
@@ -279,8 +314,10 @@ def _check_method(family: Family, extrapolation: Extrapolation) -> None:
         entropy = " (without entropy scaling)" if family.gain_refused else ""
         raise ValueError(f"{reason}: its methods are {', '.join(methods_for(family))}{entropy}")
     if family.temporal_axis is not None and extrapolation.temporal_axis != family.temporal_axis:
-        raise ValueError(f"{family.name}'s grid is (t, h, w): temporal_axis must be {family.temporal_axis}, "
-                         f"got {extrapolation.temporal_axis}")
+        raise ValueError(
+            f"{family.name}'s grid is (t, h, w): temporal_axis must be {family.temporal_axis}, "
+            f"got {extrapolation.temporal_axis}"
+        )
 
 
 def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: ExtrapolatedRope) -> ModelPatch:
@@ -288,8 +325,10 @@ def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: Ext
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
         _set_rope(model, family.rope_attr, rope)
-    hooks = [model.register_forward_pre_hook(_before_forward, with_kwargs=True),
-             model.register_forward_hook(_after_forward, with_kwargs=True, always_call=True)]
+    hooks = [
+        model.register_forward_pre_hook(_before_forward, with_kwargs=True),
+        model.register_forward_hook(_after_forward, with_kwargs=True, always_call=True),
+    ]
     patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, hooks)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch

@@ -27,7 +27,7 @@ def _matches(config: Mapping, when: tuple[tuple[str, object], ...]) -> bool:
 
 
 def describe_when(when: tuple[tuple[str, object], ...]) -> str:
-    """"in_channels=48" for a config condition, "" for none."""
+    """ "in_channels=48" for a config condition, "" for none."""
     return ", ".join(f"{key}={value}" for key, value in when)
 
 
@@ -156,8 +156,10 @@ class Family:
             raise ValueError(f"{self.name}: attention must be one of {ATTENTIONS}, got {self.attention!r}")
         for grid in self.trained:
             if len(grid.grid) != len(self.planned_axes):
-                raise ValueError(f"{self.name}: trained grid {grid.grid} must have one size per temporal or "
-                                 f"spatial axis ({len(self.planned_axes)})")
+                raise ValueError(
+                    f"{self.name}: trained grid {grid.grid} must have one size per temporal or "
+                    f"spatial axis ({len(self.planned_axes)})"
+                )
 
     @property
     def planned_axes(self) -> tuple[int, ...]:
@@ -192,4 +194,3 @@ class Family:
     def options(self) -> tuple[str, ...]:
         """The family's own keyword options of `apply_extrapolation` (its kind's and its extras')."""
         return (*getattr(self.kind, "options", ()), *(extra.option for extra in self.extras))
-

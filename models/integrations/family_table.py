@@ -29,15 +29,20 @@ def _grid(grid) -> str:
 
 def _methods(family: Family) -> str:
     applying = methods_for(family)
-    text = "all" if len(applying) == len(EXTRAPOLATION_METHODS) else "all but " + ", ".join(
-        m for m in EXTRAPOLATION_METHODS if m not in applying)
+    text = (
+        "all"
+        if len(applying) == len(EXTRAPOLATION_METHODS)
+        else "all but " + ", ".join(m for m in EXTRAPOLATION_METHODS if m not in applying)
+    )
     return text + " (no entropy scaling)" if family.gain_refused else text
 
 
 def markdown_table() -> str:
     """The docs' family table and the sources of the trained grids, from the declarations."""
-    lines = ["| family | classes | rope kind | trained grid | pipeline default | methods | test |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| family | classes | rope kind | trained grid | pipeline default | methods | test |",
+        "|---|---|---|---|---|---|---|",
+    ]
     sources, seen = [], {}
     for family in FAMILIES:
         grids, defaults = [], []
@@ -53,12 +58,15 @@ def markdown_table() -> str:
                 seen[entry.source] = family.title
                 sources.append(f"- {where}: {entry.source}.")
         classes = ", ".join(f"`{name}`" for name in family.classes)
-        lines.append(f"| {family.title} | {classes} | {family.kind.title} | {'; '.join(grids)} | "
-                     f"{'; '.join(defaults) or 'same'} | {_methods(family)} | {family.test} |")
+        lines.append(
+            f"| {family.title} | {classes} | {family.kind.title} | {'; '.join(grids)} | "
+            f"{'; '.join(defaults) or 'same'} | {_methods(family)} | {family.test} |"
+        )
     unreached = [f"- `{name}`: {reason}." for name, reason in UNREACHED.items()]
     text = "\n".join(lines) + "\n\nWhere the trained grids come from:\n\n" + "\n".join(sources) + "\n"
-    return text + ("\nClasses with rotary positions that no family reaches:\n\n" + "\n".join(unreached) + "\n"
-                   if unreached else "")
+    return text + (
+        "\nClasses with rotary positions that no family reaches:\n\n" + "\n".join(unreached) + "\n" if unreached else ""
+    )
 
 
 def write_table(path: Path) -> None:

@@ -48,8 +48,14 @@ class FusedFluxAttnProcessor(FluxAttnProcessor):
     two are joined after.
     """
 
-    def __call__(self, attn, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor | None = None,
-                 attention_mask: torch.Tensor | None = None, image_rotary_emb=None) -> torch.Tensor:
+    def __call__(
+        self,
+        attn,
+        hidden_states: torch.Tensor,
+        encoder_hidden_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        image_rotary_emb=None,
+    ) -> torch.Tensor:
         parts = (_norm_parts(attn.norm_q, hidden_states), _norm_parts(attn.norm_k, hidden_states))
         joint = attn.added_kv_proj_dim is not None and encoder_hidden_states is not None
         if joint:
@@ -66,12 +72,14 @@ class FusedFluxAttnProcessor(FluxAttnProcessor):
         cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)  # (seq, 1, pairs): one row per token, all heads
         (wq, eps_q), (wk, _) = parts[:2]
         if joint:
-            encoder_query, encoder_key, encoder_value = (t.unflatten(-1, (-1, attn.head_dim))
-                                                         for t in (encoder_query, encoder_key, encoder_value))
+            encoder_query, encoder_key, encoder_value = (
+                t.unflatten(-1, (-1, attn.head_dim)) for t in (encoder_query, encoder_key, encoder_value)
+            )
             text = encoder_query.shape[1]
             (wq_text, eps_text), (wk_text, _) = parts[2:]
-            encoder_query, encoder_key = rms_norm_rotary_qk(encoder_query, encoder_key, cos[:text], sin[:text],
-                                                            wq_text, wk_text, eps_text, "interleaved")
+            encoder_query, encoder_key = rms_norm_rotary_qk(
+                encoder_query, encoder_key, cos[:text], sin[:text], wq_text, wk_text, eps_text, "interleaved"
+            )
             query, key = rms_norm_rotary_qk(query, key, cos[text:], sin[text:], wq, wk, eps_q, "interleaved")
             query = torch.cat([encoder_query, query], dim=1)
             key = torch.cat([encoder_key, key], dim=1)
@@ -79,8 +87,14 @@ class FusedFluxAttnProcessor(FluxAttnProcessor):
         else:
             query, key = rms_norm_rotary_qk(query, key, cos, sin, wq, wk, eps_q, "interleaved")
 
-        hidden_states = dispatch_attention_fn(query, key, value, attn_mask=attention_mask,
-                                              backend=self._attention_backend, parallel_config=self._parallel_config)
+        hidden_states = dispatch_attention_fn(
+            query,
+            key,
+            value,
+            attn_mask=attention_mask,
+            backend=self._attention_backend,
+            parallel_config=self._parallel_config,
+        )
         hidden_states = hidden_states.flatten(2, 3).to(query.dtype)
         if encoder_hidden_states is not None:
             encoder_hidden_states, hidden_states = hidden_states.split_with_sizes(
@@ -94,8 +108,14 @@ class FusedFluxAttnProcessor(FluxAttnProcessor):
 class FusedWanAttnProcessor(WanAttnProcessor):
     """`WanAttnProcessor` with its q/k RMSNorm (across all heads of a token) and rotation as one pass."""
 
-    def __call__(self, attn, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor | None = None,
-                 attention_mask: torch.Tensor | None = None, rotary_emb=None) -> torch.Tensor:
+    def __call__(
+        self,
+        attn,
+        hidden_states: torch.Tensor,
+        encoder_hidden_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        rotary_emb=None,
+    ) -> torch.Tensor:
         parts = (_norm_parts(attn.norm_q, hidden_states), _norm_parts(attn.norm_k, hidden_states))
         if rotary_emb is None or attn.add_k_proj is not None or any(p is None for p in parts):
             return super().__call__(attn, hidden_states, encoder_hidden_states, attention_mask, rotary_emb)
@@ -107,7 +127,12 @@ class FusedWanAttnProcessor(WanAttnProcessor):
         query, key = rms_norm_rotary_qk(query, key, cos, sin, wq, wk, eps, "interleaved", across_heads=True)
 
         hidden_states = dispatch_attention_fn(
-            query, key, value, attn_mask=attention_mask, dropout_p=0.0, is_causal=False,
+            query,
+            key,
+            value,
+            attn_mask=attention_mask,
+            dropout_p=0.0,
+            is_causal=False,
             backend=self._attention_backend,
             parallel_config=self._parallel_config if encoder_hidden_states is None else None,
         )

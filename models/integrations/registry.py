@@ -19,28 +19,38 @@ UNREACHED: dict[str, str] = {
         "of 512 positions shifted by per-stream offsets (the reference stream sits beside the video, offset by "
         "the reference grid's size), which the module-level `rope_apply` slices per sample with a time stride; "
         "the reference keys go through a K/V cache, and its denoising pass needs a flex-attention block mask "
-        "that torch compiles with inductor, which the CPU harness cannot run in well under a second"),
-    **{name: (f"{what}, outside images and video: its rope runs over one axis of audio latent frames, with no "
-              "image or video grid for the methods to act on") for name, what in (
-        ("AceStepTransformer1DModel", "ACE-Step 1.5, a music model (AceStepPipeline)"),
-        ("StableAudioDiTModel", "Stable Audio Open, an audio model (StableAudioPipeline builds a 1D table)"),
-        ("StableAudio3DiTModel", "Stable Audio 3, an audio model (a partial rope)"),
-        ("LongCatAudioDiTTransformer", "LongCat-AudioDiT, an audio model (LongCatAudioDiTPipeline)"),
-        ("MiniMaxMusic3Transformer1DModel", "MiniMax Music 3, a music model (a partial rope)"))},
+        "that torch compiles with inductor, which the CPU harness cannot run in well under a second"
+    ),
+    **{
+        name: (
+            f"{what}, outside images and video: its rope runs over one axis of audio latent frames, with no "
+            "image or video grid for the methods to act on"
+        )
+        for name, what in (
+            ("AceStepTransformer1DModel", "ACE-Step 1.5, a music model (AceStepPipeline)"),
+            ("StableAudioDiTModel", "Stable Audio Open, an audio model (StableAudioPipeline builds a 1D table)"),
+            ("StableAudio3DiTModel", "Stable Audio 3, an audio model (a partial rope)"),
+            ("LongCatAudioDiTTransformer", "LongCat-AudioDiT, an audio model (LongCatAudioDiTPipeline)"),
+            ("MiniMaxMusic3Transformer1DModel", "MiniMax Music 3, a music model (a partial rope)"),
+        )
+    },
     "MiniMaxH3Transformer3DModel": (
         "its modular pipeline (minimax_h3 before_denoise) normalises y and x by the square root of the latent area "
         "to a fixed extent (a square canvas spans [0, 32) at any size: the model interpolates its own positions) "
         "and spaces latent frames unevenly (5/3 x (1, 4, 4, 4, 4) rotary units), in position_ids shared with "
-        "audio and text rows; there is no token grid beyond a trained one for the methods to act on"),
+        "audio and text rows; there is no token grid beyond a trained one for the methods to act on"
+    ),
     "SanaWMLTX2RefinerTransformer3DModel": (
         "the SANA-WM stage-2 refiner denoises chunk by chunk against a sliding window: each window re-applies "
         "the rope at its own shifted absolute positions (the attention sink's `sink_pe` offset) and reads earlier "
-        "chunks' keys from a KV cache already rotated at theirs, so no single call sees a grid to extrapolate"),
+        "chunks' keys from a KV cache already rotated at theirs, so no single call sees a grid to extrapolate"
+    ),
     "OmniGenTransformer2DModel": (
         "its rope is Phi-3's 1D rope (OmniGenSuScaledRotaryEmbedding) over the flattened sequence: the pipeline "
         "numbers text, the time token and the image's tokens row after row as one run of positions 0 .. L - 1, so "
         "no position axis is the image's height or width and a per-axis method has nothing to act on; its own "
-        "rope already switches to Phi-3's long factors past 4096 positions"),
+        "rope already switches to Phi-3's long factors past 4096 positions"
+    ),
 }
 
 # methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a
@@ -87,10 +97,20 @@ def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str |
         return f"riflex extrapolates video length; {family.title} {family.no_time_axis}"
     if family.gain_refused and (method in GAIN_METHODS or entropy_scaling):
         what = "entropy scaling" if method not in GAIN_METHODS else method
-        return (f"{what} puts a gain on the rope tables, a logit scale under a softmax; for {family.title}, "
-                f"{family.gain_refused}")
+        return (
+            f"{what} puts a gain on the rope tables, a logit scale under a softmax; for {family.title}, "
+            f"{family.gain_refused}"
+        )
     return None
 
 
-__all__ = ["FAMILIES", "GAIN_METHODS", "UNREACHED", "family_for_class", "family_of", "methods_for", "refusal",
-           "supported_classes"]
+__all__ = [
+    "FAMILIES",
+    "GAIN_METHODS",
+    "UNREACHED",
+    "family_for_class",
+    "family_of",
+    "methods_for",
+    "refusal",
+    "supported_classes",
+]

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 _LATENT_GRID: ContextVar[tuple[int, ...] | None] = ContextVar("axialrope_flux_latent_grid", default=None)
 
 
-def capped_shift(mu: float | None, config: Mapping, grid: Sequence[int] | None = None,
-                 trained_grid: Sequence[int] | None = None) -> float | None:
+def capped_shift(
+    mu: float | None, config: Mapping, grid: Sequence[int] | None = None, trained_grid: Sequence[int] | None = None
+) -> float | None:
     """DyPE's shift for a schedule diffusers gave `mu`.
 
     With the call's token grid: beyond the trained grid on any axis, diffusers' calculate_shift with
@@ -65,8 +66,10 @@ class FluxShiftCap:
         scheduler = getattr(pipeline, "scheduler", None)
         if scheduler is None or not hasattr(scheduler, "set_timesteps"):
             if value:
-                raise ValueError("shift_cap=True needs the pipeline (its scheduler's shift is capped); "
-                                 "pass the pipeline, not its transformer")
+                raise ValueError(
+                    "shift_cap=True needs the pipeline (its scheduler's shift is capped); "
+                    "pass the pipeline, not its transformer"
+                )
             return []  # a bare transformer: there is no schedule to cap
         trained = tuple(trained_grid)
         set_timesteps = scheduler.set_timesteps

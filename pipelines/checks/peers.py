@@ -50,8 +50,9 @@ class Implementation:
     summary: str
 
 
-def grid_rotation(table: Callable, apply: Callable, *, offsets: bool = False,
-                  max_tokens: int = MAX_GRID_TOKENS) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+def grid_rotation(
+    table: Callable, apply: Callable, *, offsets: bool = False, max_tokens: int = MAX_GRID_TOKENS
+) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     """rotate(x, coords) for a peer whose tables are built for whole grids.
 
     Args:
@@ -76,7 +77,7 @@ def grid_rotation(table: Callable, apply: Callable, *, offsets: bool = False,
         sizes = (local.amax(dim=0) + 1).tolist()
         if math.prod(sizes) > max_tokens:
             raise ValueError(f"a grid of sizes {sizes} exceeds max_tokens={max_tokens}")
-        strides = torch.tensor([math.prod(sizes[a + 1:]) for a in range(len(sizes))], device=local.device)
+        strides = torch.tensor([math.prod(sizes[a + 1 :]) for a in range(len(sizes))], device=local.device)
         rows = (local * strides).sum(dim=-1)  # row-major flat index, as einops '(t h w)'
         tables = table(tuple(sizes), tuple(origin.tolist()) if offsets else None)
         tables = tables if isinstance(tables, tuple) else (tables,)
@@ -100,8 +101,9 @@ def _sequence_second(apply: Callable) -> Callable:
 def _axialrope(layout: str) -> Callable[[int], RotaryUnderTest]:
     def build(n_axes: int) -> RotaryUnderTest:
         axes_dims = AXIALROPE_AXES_DIMS[n_axes]
-        return RotaryUnderTest.from_embedding(AxialRotaryEmbedding(axes_dims), layout, dim=sum(axes_dims) + 8,
-                                              name=f"axialrope-{layout}")
+        return RotaryUnderTest.from_embedding(
+            AxialRotaryEmbedding(axes_dims), layout, dim=sum(axes_dims) + 8, name=f"axialrope-{layout}"
+        )
 
     return build
 
@@ -130,8 +132,15 @@ def _flux(n_axes: int) -> RotaryUnderTest:
         cos, sin = pos_embed(coords)  # ids (seq, n_axes) -> (seq, head_dim) each
         return apply(x, cos, sin)
 
-    return RotaryUnderTest(rotate, n_axes, sum(axes_dims), name="flux", axes_dims=axes_dims,
-                           layout="interleaved", thetas=(10000.0,) * n_axes)
+    return RotaryUnderTest(
+        rotate,
+        n_axes,
+        sum(axes_dims),
+        name="flux",
+        axes_dims=axes_dims,
+        layout="interleaved",
+        thetas=(10000.0,) * n_axes,
+    )
 
 
 def _cogvideox(n_axes: int) -> RotaryUnderTest:
@@ -141,13 +150,22 @@ def _cogvideox(n_axes: int) -> RotaryUnderTest:
         frames, height, width = sizes
         # crops_coords = the whole grid: the pipeline's choice when the grid is the base size
         # (CogVideoX 1.5's "slice" grids give the same positions); positions are cell indices
-        return get_3d_rotary_pos_embed(COGVIDEOX_HEAD_DIM, ((0, 0), (height, width)), (height, width), frames,
-                                       theta=10000, use_real=True)
+        return get_3d_rotary_pos_embed(
+            COGVIDEOX_HEAD_DIM, ((0, 0), (height, width)), (height, width), frames, theta=10000, use_real=True
+        )
 
     d = COGVIDEOX_HEAD_DIM
     axes_dims = (d // 4, d // 8 * 3, d // 8 * 3)
-    return RotaryUnderTest(grid_rotation(table, _diffusers_apply("bhsd")), 3, d, name="cogvideox",
-                           integer_grid=True, axes_dims=axes_dims, layout="interleaved", thetas=(10000.0,) * 3)
+    return RotaryUnderTest(
+        grid_rotation(table, _diffusers_apply("bhsd")),
+        3,
+        d,
+        name="cogvideox",
+        integer_grid=True,
+        axes_dims=axes_dims,
+        layout="interleaved",
+        thetas=(10000.0,) * 3,
+    )
 
 
 def _wan_inline_rotation() -> Callable:
@@ -155,8 +173,14 @@ def _wan_inline_rotation() -> Callable:
     rebuilt from the code object there: the peer's own code, not a copy."""
     from diffusers.models.transformers import transformer_wan
 
-    code = next((c for c in transformer_wan.WanAttnProcessor.__call__.__code__.co_consts
-                 if getattr(c, "co_name", None) == "apply_rotary_emb"), None)
+    code = next(
+        (
+            c
+            for c in transformer_wan.WanAttnProcessor.__call__.__code__.co_consts
+            if getattr(c, "co_name", None) == "apply_rotary_emb"
+        ),
+        None,
+    )
     if code is None or code.co_freevars:
         raise RuntimeError("diffusers' WanAttnProcessor no longer defines apply_rotary_emb inline; update this adapter")
     return types.FunctionType(code, vars(transformer_wan))
@@ -182,8 +206,16 @@ def _wan(n_axes: int) -> RotaryUnderTest:
 
     h_dim = 2 * (WAN_HEAD_DIM // 6)
     axes_dims = (WAN_HEAD_DIM - 2 * h_dim, h_dim, h_dim)
-    return RotaryUnderTest(grid_rotation(table, _sequence_second(apply)), 3, WAN_HEAD_DIM, name="wan",
-                           integer_grid=True, axes_dims=axes_dims, layout="interleaved", thetas=(10000.0,) * 3)
+    return RotaryUnderTest(
+        grid_rotation(table, _sequence_second(apply)),
+        3,
+        WAN_HEAD_DIM,
+        name="wan",
+        integer_grid=True,
+        axes_dims=axes_dims,
+        layout="interleaved",
+        thetas=(10000.0,) * 3,
+    )
 
 
 def _hunyuan(n_axes: int) -> RotaryUnderTest:
@@ -191,9 +223,16 @@ def _hunyuan(n_axes: int) -> RotaryUnderTest:
 
     rope = HunyuanVideoRotaryPosEmbed(patch_size=1, patch_size_t=1, rope_dim=list(HUNYUAN_AXES_DIMS), theta=256.0)
     table = lambda sizes, _origin: tuple(rope(torch.empty(1, 0, *sizes)))  # noqa: E731  (only the shape is read)
-    return RotaryUnderTest(grid_rotation(table, _diffusers_apply("bshd")), 3, sum(HUNYUAN_AXES_DIMS),
-                           name="hunyuanvideo", integer_grid=True, axes_dims=HUNYUAN_AXES_DIMS,
-                           layout="interleaved", thetas=(256.0,) * 3)
+    return RotaryUnderTest(
+        grid_rotation(table, _diffusers_apply("bshd")),
+        3,
+        sum(HUNYUAN_AXES_DIMS),
+        name="hunyuanvideo",
+        integer_grid=True,
+        axes_dims=HUNYUAN_AXES_DIMS,
+        layout="interleaved",
+        thetas=(256.0,) * 3,
+    )
 
 
 # -- rotary-embedding-torch ---------------------------------------------------------------
@@ -211,9 +250,16 @@ def _lucidrains(offsets: bool, cache: bool = True) -> Callable[[int], RotaryUnde
 
         apply = lambda x, freqs: apply_rotary_emb(freqs, x)  # noqa: E731
         name = "rotary-embedding-torch" + ("-offsets" if offsets else "") + ("" if cache else "-nocache")
-        return RotaryUnderTest(grid_rotation(table, apply, offsets=offsets), n_axes, LUCIDRAINS_AXIS_DIM * n_axes,
-                               name=name, integer_grid=True, axes_dims=(LUCIDRAINS_AXIS_DIM,) * n_axes,
-                               layout="interleaved", thetas=(10000.0,) * n_axes)
+        return RotaryUnderTest(
+            grid_rotation(table, apply, offsets=offsets),
+            n_axes,
+            LUCIDRAINS_AXIS_DIM * n_axes,
+            name=name,
+            integer_grid=True,
+            axes_dims=(LUCIDRAINS_AXIS_DIM,) * n_axes,
+            layout="interleaved",
+            thetas=(10000.0,) * n_axes,
+        )
 
     return build
 
@@ -221,23 +267,64 @@ def _lucidrains(offsets: bool, cache: bool = True) -> Callable[[int], RotaryUnde
 IMPLEMENTATIONS: dict[str, Implementation] = {
     impl.name: impl
     for impl in (
-        Implementation("axialrope-half", _axialrope("half"), (1, 2, 3), (1, 2, 3),
-                       "AxialRotaryEmbedding + apply_rotary, half layout, 8 pass-through channels"),
-        Implementation("axialrope-interleaved", _axialrope("interleaved"), (1, 2, 3), (1, 2, 3),
-                       "AxialRotaryEmbedding + apply_rotary, interleaved layout, 8 pass-through channels"),
-        Implementation("flux", _flux, (1, 2, 3), (3,),
-                       "diffusers FluxPosEmbed(theta=10000, axes_dim=(16, 56, 56)) + apply_rotary_emb"),
-        Implementation("cogvideox", _cogvideox, (3,), (3,),
-                       "diffusers get_3d_rotary_pos_embed(head_dim 64, crop = whole grid) + apply_rotary_emb"),
-        Implementation("wan", _wan, (3,), (3,),
-                       "diffusers WanRotaryPosEmbed(head_dim 128) + WanAttnProcessor's inline rotation"),
-        Implementation("hunyuanvideo", _hunyuan, (3,), (3,),
-                       "diffusers HunyuanVideoRotaryPosEmbed(rope_dim (16, 56, 56), theta 256) + apply_rotary_emb"),
-        Implementation("rotary-embedding-torch", _lucidrains(offsets=False), (1, 2, 3), (2, 3),
-                       "RotaryEmbedding(dim=16).get_axial_freqs(*sizes) + apply_rotary_emb"),
-        Implementation("rotary-embedding-torch-offsets", _lucidrains(offsets=True), (1, 2, 3), (2, 3),
-                       "get_axial_freqs(*sizes, offsets=grid origin), default cache"),
-        Implementation("rotary-embedding-torch-offsets-nocache", _lucidrains(offsets=True, cache=False),
-                       (1, 2, 3), (2, 3), "get_axial_freqs(*sizes, offsets=grid origin), cache_if_possible=False"),
+        Implementation(
+            "axialrope-half",
+            _axialrope("half"),
+            (1, 2, 3),
+            (1, 2, 3),
+            "AxialRotaryEmbedding + apply_rotary, half layout, 8 pass-through channels",
+        ),
+        Implementation(
+            "axialrope-interleaved",
+            _axialrope("interleaved"),
+            (1, 2, 3),
+            (1, 2, 3),
+            "AxialRotaryEmbedding + apply_rotary, interleaved layout, 8 pass-through channels",
+        ),
+        Implementation(
+            "flux",
+            _flux,
+            (1, 2, 3),
+            (3,),
+            "diffusers FluxPosEmbed(theta=10000, axes_dim=(16, 56, 56)) + apply_rotary_emb",
+        ),
+        Implementation(
+            "cogvideox",
+            _cogvideox,
+            (3,),
+            (3,),
+            "diffusers get_3d_rotary_pos_embed(head_dim 64, crop = whole grid) + apply_rotary_emb",
+        ),
+        Implementation(
+            "wan", _wan, (3,), (3,), "diffusers WanRotaryPosEmbed(head_dim 128) + WanAttnProcessor's inline rotation"
+        ),
+        Implementation(
+            "hunyuanvideo",
+            _hunyuan,
+            (3,),
+            (3,),
+            "diffusers HunyuanVideoRotaryPosEmbed(rope_dim (16, 56, 56), theta 256) + apply_rotary_emb",
+        ),
+        Implementation(
+            "rotary-embedding-torch",
+            _lucidrains(offsets=False),
+            (1, 2, 3),
+            (2, 3),
+            "RotaryEmbedding(dim=16).get_axial_freqs(*sizes) + apply_rotary_emb",
+        ),
+        Implementation(
+            "rotary-embedding-torch-offsets",
+            _lucidrains(offsets=True),
+            (1, 2, 3),
+            (2, 3),
+            "get_axial_freqs(*sizes, offsets=grid origin), default cache",
+        ),
+        Implementation(
+            "rotary-embedding-torch-offsets-nocache",
+            _lucidrains(offsets=True, cache=False),
+            (1, 2, 3),
+            (2, 3),
+            "get_axial_freqs(*sizes, offsets=grid origin), cache_if_possible=False",
+        ),
     )
 }

@@ -16,11 +16,17 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train a DiT with accelerate on procedural shapes or your own folder"),
     "check": ("check", "run the RoPE factorization checks on axialrope and peers' rotary embeddings"),
-    "sample": ("sample", "sample images or videos at any size with RoPE extrapolation, from a trained DiT or a "
-                         "diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)"),
+    "sample": (
+        "sample",
+        "sample images or videos at any size with RoPE extrapolation, from a trained DiT or a "
+        "diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)",
+    ),
     "compare": ("compare", "sample the same seeds with every extrapolation method into one labelled PNG"),
-    "calibrate": ("calibrate", "measure which extrapolation method your own model should use at each scale, on "
-                               "your images, and record it as the model's default"),
+    "calibrate": (
+        "calibrate",
+        "measure which extrapolation method your own model should use at each scale, on "
+        "your images, and record it as the model's default",
+    ),
 }
 
 

@@ -19,20 +19,35 @@ from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, D
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True,
-                        help="a training run (or one of its checkpoints or model folders) or a pipeline folder; "
-                             "its default_extrapolation is written")
-    parser.add_argument("--reference-dir", default=None,
-                        help="folder of real images (class subfolders or flat) (default: the run's training folder)")
-    parser.add_argument("--scales", type=float, nargs="+", default=list(DEFAULT_SCALES),
-                        help="side / trained side, each above 1")
-    parser.add_argument("--methods", nargs="+", default=None,
-                        help="NAME or NAME+entropy (default: every image method, without and with entropy scaling)")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="a training run (or one of its checkpoints or model folders) or a pipeline folder; "
+        "its default_extrapolation is written",
+    )
+    parser.add_argument(
+        "--reference-dir",
+        default=None,
+        help="folder of real images (class subfolders or flat) (default: the run's training folder)",
+    )
+    parser.add_argument(
+        "--scales", type=float, nargs="+", default=list(DEFAULT_SCALES), help="side / trained side, each above 1"
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=None,
+        help="NAME or NAME+entropy (default: every image method, without and with entropy scaling)",
+    )
     parser.add_argument("--num", type=int, default=DEFAULT_NUM, help="samples per seed and cell (and real images)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="sampler steps")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="seeds per cell, at least 2")
-    parser.add_argument("--guidance", type=float, default=None,
-                        help="classifier-free guidance scale (default 2 with classes, 1 without)")
+    parser.add_argument(
+        "--guidance",
+        type=float,
+        default=None,
+        help="classifier-free guidance scale (default 2 with classes, 1 without)",
+    )
     parser.add_argument("--out", default=None, help="folder of the results (default: <run>/calibration)")
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda")
 
@@ -44,8 +59,18 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         check_device(args.device)
-        job = prepare(args.model, args.reference_dir, args.scales, args.methods, args.num, args.steps, args.seeds,
-                      args.guidance, args.out, args.device)
+        job = prepare(
+            args.model,
+            args.reference_dir,
+            args.scales,
+            args.methods,
+            args.num,
+            args.steps,
+            args.seeds,
+            args.guidance,
+            args.out,
+            args.device,
+        )
         lock = RunLock(job.run_folder, report=print) if job.run_folder is not None else None
         if lock is not None:
             lock.__enter__()  # a training run writing this folder meanwhile: refused, before any work
@@ -58,8 +83,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"axialrope calibrate: could not write{where}: {error.strerror or error}", file=sys.stderr)
         return 1
     except (ValueError, RuntimeError) as error:  # during the work: samples that are not finite, ...
-        print(f"axialrope calibrate: {' '.join(str(error).split())}; the model's default is unchanged",
-              file=sys.stderr)
+        print(f"axialrope calibrate: {' '.join(str(error).split())}; the model's default is unchanged", file=sys.stderr)
         return 1
     finally:
         if lock is not None:

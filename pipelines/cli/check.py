@@ -22,14 +22,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "implementations:\n" + "\n".join(
         f"  {impl.name:<40} {impl.summary}" for impl in IMPLEMENTATIONS.values()
     )
-    parser.add_argument("--impl", nargs="+", choices=list(IMPLEMENTATIONS), metavar="NAME",
-                        help="implementations to check (default: all): " + ", ".join(IMPLEMENTATIONS))
-    parser.add_argument("--axes", nargs="+", type=int, choices=(1, 2, 3),
-                        help="numbers of axes to check (default: each implementation's usual ones); "
-                             "implementations that support none of them are skipped")
+    parser.add_argument(
+        "--impl",
+        nargs="+",
+        choices=list(IMPLEMENTATIONS),
+        metavar="NAME",
+        help="implementations to check (default: all): " + ", ".join(IMPLEMENTATIONS),
+    )
+    parser.add_argument(
+        "--axes",
+        nargs="+",
+        type=int,
+        choices=(1, 2, 3),
+        help="numbers of axes to check (default: each implementation's usual ones); "
+        "implementations that support none of them are skipped",
+    )
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
-    parser.add_argument("--large", type=float, default=LARGE_COORDINATE,
-                        help=f"coordinate of the precision checks (default {LARGE_COORDINATE:g})")
+    parser.add_argument(
+        "--large",
+        type=float,
+        default=LARGE_COORDINATE,
+        help=f"coordinate of the precision checks (default {LARGE_COORDINATE:g})",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random vectors and coordinates")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if any check fails")
 
@@ -42,16 +56,25 @@ def _cell(result: CheckResult) -> str:
 
 def format_table(rows: list[tuple[str, list[CheckResult]]], large: float, markdown: bool = False) -> str:
     """rows: (label, results in CHECK_NAMES order) -> an aligned text or markdown table."""
-    header = ["implementation", "relative", "separable", "orthogonal", "reduction", "batch",
-              f"fp32 @{large:g}", f"bf16 @{large:g}"]
+    header = [
+        "implementation",
+        "relative",
+        "separable",
+        "orthogonal",
+        "reduction",
+        "batch",
+        f"fp32 @{large:g}",
+        f"bf16 @{large:g}",
+    ]
     assert len(header) == len(CHECK_NAMES) + 1
     body = [[label] + [_cell(r) for r in results] for label, results in rows]
     if markdown:
         lines = [header, ["---"] * len(header)] + body
         return "\n".join("| " + " | ".join(line) + " |" for line in lines)
     widths = [max(len(line[i]) for line in [header] + body) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-                     for line in [header] + body)
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in [header] + body
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,8 +37,12 @@ from .sample import (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("--methods", nargs="+", default=None,
-                        help="methods to compare, NAME or NAME+entropy (default: all that apply to the model)")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=None,
+        help="methods to compare, NAME or NAME+entropy (default: all that apply to the model)",
+    )
     parser.add_argument("--out", default="outputs/compare.png", help="output PNG")
 
 
@@ -94,8 +98,10 @@ def run_family(args: argparse.Namespace) -> int:
         write_beside(out, labelled_panels(panels, methods).save)
     except OSError as error:
         return write_error("compare", out, error)
-    print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}, {type(pipe).__name__}) "
-          f"in {time.perf_counter() - started:.1f} s")
+    print(
+        f"wrote {out} ({len(methods)} methods: {', '.join(methods)}, {type(pipe).__name__}) "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
     return 0
 
 
@@ -156,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         return write_error("compare", out, error)
     steps = DIT_STEPS if args.steps is None else args.steps
-    print(f"wrote {out} ({len(methods)} methods: {', '.join(methods)}; each {sample_size(samples)}, "
-          f"{steps_of(steps, sampler_name(pipe, args.scheduler))}) in {time.perf_counter() - started:.1f} s")
+    print(
+        f"wrote {out} ({len(methods)} methods: {', '.join(methods)}; each {sample_size(samples)}, "
+        f"{steps_of(steps, sampler_name(pipe, args.scheduler))}) in {time.perf_counter() - started:.1f} s"
+    )
     return 0

@@ -72,8 +72,10 @@ def check_model_argument(model: str | None, argument: str = "--model") -> None:
     near = difflib.get_close_matches(path.name, [p.name for p in parent.iterdir()] if parent.is_dir() else [], n=3)
     near += [] if path.parent != Path(".") else difflib.get_close_matches(model, list(BUNDLED_MODELS), n=2)
     hint = f" (did you mean {', '.join(repr(n) for n in near)}?)" if near else ""
-    raise ValueError(f"{argument} {model!r}: no such folder{hint}; give a model folder, a training run, one of "
-                     f"its checkpoints, a bundled model ({', '.join(BUNDLED_MODELS)}) or a hub id (owner/name)")
+    raise ValueError(
+        f"{argument} {model!r}: no such folder{hint}; give a model folder, a training run, one of "
+        f"its checkpoints, a bundled model ({', '.join(BUNDLED_MODELS)}) or a hub id (owner/name)"
+    )
 
 
 def _nearest_folder(path: Path) -> Path:
@@ -99,12 +101,15 @@ def check_sample_arguments(args: argparse.Namespace) -> None:
             raise ValueError(f"--steps must be a positive integer, got {args.steps}")
         check_steps(args.steps, "--steps")
     if args.guidance is not None and not (math.isfinite(args.guidance) and 0 <= args.guidance <= MAX_GUIDANCE):
-        raise ValueError(f"--guidance must be a number from 0 to {MAX_GUIDANCE:g} (1: no guidance), "
-                         f"got {args.guidance}")
+        raise ValueError(
+            f"--guidance must be a number from 0 to {MAX_GUIDANCE:g} (1: no guidance), got {args.guidance}"
+        )
     fps = getattr(args, "fps", None)
     if fps is not None and not (math.isfinite(fps) and MIN_FPS <= fps <= MAX_FPS):
-        raise ValueError(f"--fps must be a number from {MIN_FPS:g} to {MAX_FPS:g} (a GIF's frame delay is whole "
-                         f"hundredths of a second), got {fps}")
+        raise ValueError(
+            f"--fps must be a number from {MIN_FPS:g} to {MAX_FPS:g} (a GIF's frame delay is whole "
+            f"hundredths of a second), got {fps}"
+        )
 
 
 def check_sampling(pipe, kwargs: dict, out: Path | None = None) -> None:
@@ -120,12 +125,26 @@ def check_sampling(pipe, kwargs: dict, out: Path | None = None) -> None:
     shape = tuple(kwargs.get(n) or default for n, default in zip(names, pipe.trained_size, strict=True))
     guidance = labels is not None and kwargs.get("guidance_scale", 1.0) != 1.0
     model = pipe.transformer
-    check_sampling_memory(model, batch, shape, guidance, model.device, "--num/--height/--width",
-                          steps=kwargs.get("num_inference_steps") or 0, per_batch=len(labels) if labels else 1)
+    check_sampling_memory(
+        model,
+        batch,
+        shape,
+        guidance,
+        model.device,
+        "--num/--height/--width",
+        steps=kwargs.get("num_inference_steps") or 0,
+        per_batch=len(labels) if labels else 1,
+    )
     if out is not None:  # uncompressed pixels, twice over for a video's GIF, PNG, frames and MP4, plus slack
         pixels = batch * 3 * math.prod(shape)
         check_free_space(out.parent, (4 if pipe.is_video else 1) * pixels + (1 << 20), "--out", "the samples")
 
 
-__all__ = ["PREFLIGHT_ERRORS", "check_device", "check_model_argument", "check_sample_arguments", "check_sampling",
-           "usage_error"]
+__all__ = [
+    "PREFLIGHT_ERRORS",
+    "check_device",
+    "check_model_argument",
+    "check_sample_arguments",
+    "check_sampling",
+    "usage_error",
+]

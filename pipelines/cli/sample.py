@@ -26,61 +26,103 @@ from ..sampling.extrapolation_names import AUTO, is_auto, make_extrapolation
 
 DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
 # the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
-SCHEDULER_HELP = ("a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
-                  "ddpm, ddim, euler, dpm++ or unipc for DDPM models (default: the model's own, e.g. euler)")
+SCHEDULER_HELP = (
+    "a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
+    "ddpm, ddim, euler, dpm++ or unipc for DDPM models (default: the model's own, e.g. euler)"
+)
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments `sample` and `compare` share: model, size, labels or prompt, seed, sampler, device."""
-    parser.add_argument("--model", default=None,
-                        help=f"a pipeline folder, a training run's folder (its pipeline/), one of its checkpoints, "
-                             f"a bundled model ({', '.join(BUNDLED_MODELS)}) (default: {DEFAULT_MODEL}), or a "
-                             "diffusers pipeline (folder or hub id) of Flux, Qwen-Image, Wan, HunyuanVideo, "
-                             "CogVideoX or LTX-Video")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help=f"a pipeline folder, a training run's folder (its pipeline/), one of its checkpoints, "
+        f"a bundled model ({', '.join(BUNDLED_MODELS)}) (default: {DEFAULT_MODEL}), or a "
+        "diffusers pipeline (folder or hub id) of Flux, Qwen-Image, Wan, HunyuanVideo, "
+        "CogVideoX or LTX-Video",
+    )
     parser.add_argument("--height", type=int, default=None, help="pixels (default: the trained height)")
     parser.add_argument("--width", type=int, default=None, help="pixels (default: the trained width)")
     parser.add_argument("--frames", type=int, default=None, help="frames, video models only (default: trained)")
-    parser.add_argument("--classes", nargs="+", default=None,
-                        help="class names, or ids (0, 1, ...) where no class has that name; a grid row each "
-                             "(default: every class; none for an unconditional model)")
-    parser.add_argument("--num", type=int, default=None,
-                        help=f"samples per class (or in all, unconditional; default {DIT_NUM}); per prompt for a "
-                             "diffusers pipeline (default 1)")
+    parser.add_argument(
+        "--classes",
+        nargs="+",
+        default=None,
+        help="class names, or ids (0, 1, ...) where no class has that name; a grid row each "
+        "(default: every class; none for an unconditional model)",
+    )
+    parser.add_argument(
+        "--num",
+        type=int,
+        default=None,
+        help=f"samples per class (or in all, unconditional; default {DIT_NUM}); per prompt for a "
+        "diffusers pipeline (default 1)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the initial noise")
-    parser.add_argument("--steps", type=int, default=None,
-                        help=f"sampler steps (default: {DIT_STEPS}) for this project's DiTs; a diffusers "
-                             "pipeline's own otherwise")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help=f"sampler steps (default: {DIT_STEPS}) for this project's DiTs; a diffusers pipeline's own otherwise",
+    )
     parser.add_argument("--scheduler", default=None, metavar="NAME", help=SCHEDULER_HELP)
     parser.add_argument("--prompt", default=None, help="the text prompt, for diffusers pipelines (default: none)")
-    parser.add_argument("--negative-prompt", default=None,
-                        help="negative prompt, for diffusers pipelines that take one (default: none)")
-    parser.add_argument("--trained-grid", type=int, nargs="+", default=None, metavar="N",
-                        help="tokens the model was trained at, H W or T H W (diffusers pipelines; default: the "
-                             "family's, see docs/diffusers.md)")
-    parser.add_argument("--guidance", type=float, default=None,
-                        help="classifier-free guidance scale, 0 to 100 (default 2 with classes, 1 without)")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="an Extrapolation parameter, e.g. beta_fast=32, dype_lambda_t=2, dype_beta=1.25,0.75 "
-                             "or riflex_index=4; shift_cap=false for Flux (repeatable; default: none, the "
-                             "method's own)")
+    parser.add_argument(
+        "--negative-prompt", default=None, help="negative prompt, for diffusers pipelines that take one (default: none)"
+    )
+    parser.add_argument(
+        "--trained-grid",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="tokens the model was trained at, H W or T H W (diffusers pipelines; default: the "
+        "family's, see docs/diffusers.md)",
+    )
+    parser.add_argument(
+        "--guidance",
+        type=float,
+        default=None,
+        help="classifier-free guidance scale, 0 to 100 (default 2 with classes, 1 without)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an Extrapolation parameter, e.g. beta_fast=32, dype_lambda_t=2, dype_beta=1.25,0.75 "
+        "or riflex_index=4; shift_cap=false for Flux (repeatable; default: none, the "
+        "method's own)",
+    )
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda; bf16 on cuda")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("--fps", type=float, default=4.0,
-                        help="frames per second of a video model's GIF and MP4, 0.01 to 100")
-    parser.add_argument("--extrapolation", default=AUTO,
-                        help="auto (default): the method the model's pipeline records for the requested scale (its "
-                             "model_index.json default_extrapolation, or axialrope's fallback; plain none at or below "
-                             "the trained size; none for diffusers pipelines, the family's own behaviour), or one of "
-                             "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
-                             "NAME+entropy adds entropy scaling")
-    parser.add_argument("--entropy-scaling", action="store_true",
-                        help="scale attention logits by sqrt(log N / log N_train) (default: off)")
-    parser.add_argument("--out", default="outputs/sample.png",
-                        help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video (all three are "
-                             "written); published once complete, so a failed write keeps the files already there")
+    parser.add_argument(
+        "--fps", type=float, default=4.0, help="frames per second of a video model's GIF and MP4, 0.01 to 100"
+    )
+    parser.add_argument(
+        "--extrapolation",
+        default=AUTO,
+        help="auto (default): the method the model's pipeline records for the requested scale (its "
+        "model_index.json default_extrapolation, or axialrope's fallback; plain none at or below "
+        "the trained size; none for diffusers pipelines, the family's own behaviour), or one of "
+        "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
+        "NAME+entropy adds entropy scaling",
+    )
+    parser.add_argument(
+        "--entropy-scaling",
+        action="store_true",
+        help="scale attention logits by sqrt(log N / log N_train) (default: off)",
+    )
+    parser.add_argument(
+        "--out",
+        default="outputs/sample.png",
+        help="output file: .png/.jpg/.webp for images; .png, .gif or .mp4 for video (all three are "
+        "written); published once complete, so a failed write keeps the files already there",
+    )
 
 
 # the registered families' own options (a test keeps them equal)
@@ -114,8 +156,10 @@ def parse_options(options: list[str]) -> dict:
 
 def split_family_options(options: dict) -> tuple[dict, dict]:
     """(Extrapolation options, apply_extrapolation's own options)."""
-    return ({k: v for k, v in options.items() if k not in FAMILY_OPTIONS},
-            {k: v for k, v in options.items() if k in FAMILY_OPTIONS})
+    return (
+        {k: v for k, v in options.items() if k not in FAMILY_OPTIONS},
+        {k: v for k, v in options.items() if k in FAMILY_OPTIONS},
+    )
 
 
 def plain_extrapolation(entropy_scaling: bool):
@@ -138,11 +182,15 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
     import torch
 
     conditional = pipe.transformer.null_class is not None
-    for flag, value in (("--prompt", args.prompt), ("--negative-prompt", args.negative_prompt),
-                        ("--trained-grid", args.trained_grid)):
+    for flag, value in (
+        ("--prompt", args.prompt),
+        ("--negative-prompt", args.negative_prompt),
+        ("--trained-grid", args.trained_grid),
+    ):
         if value is not None:
-            raise ValueError(f"{flag} is for diffusers pipelines; this project's DiT takes --classes and knows "
-                             "its trained size")
+            raise ValueError(
+                f"{flag} is for diffusers pipelines; this project's DiT takes --classes and knows its trained size"
+            )
     num = DIT_NUM if args.num is None else args.num
     if num < 1:
         raise ValueError(f"--num must be a positive integer, got {num}")
@@ -155,10 +203,18 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
     guidance = args.guidance if args.guidance is not None else (2.0 if conditional else 1.0)
     # --num samples per class (the pipeline keeps each label's samples together: a grid row), or in all
     per_label = dict(num_images_per_prompt=num) if conditional else dict(batch_size=num)
-    kwargs = dict(class_labels=labels, **per_label, height=args.height, width=args.width,
-                  num_frames=args.frames, num_inference_steps=DIT_STEPS if args.steps is None else args.steps,
-                  guidance_scale=guidance, scheduler=args.scheduler, generator=torch.Generator().manual_seed(args.seed),
-                  output_type="pt")
+    kwargs = dict(
+        class_labels=labels,
+        **per_label,
+        height=args.height,
+        width=args.width,
+        num_frames=args.frames,
+        num_inference_steps=DIT_STEPS if args.steps is None else args.steps,
+        guidance_scale=guidance,
+        scheduler=args.scheduler,
+        generator=torch.Generator().manual_seed(args.seed),
+        output_type="pt",
+    )
     return kwargs, num
 
 
@@ -177,8 +233,18 @@ def family_kwargs(pipe, args: argparse.Namespace) -> dict:
     """The diffusers pipeline's __call__ keyword arguments from the shared flags (a fresh seeded generator)."""
     from ..sampling.diffusers_families import call_kwargs
 
-    return call_kwargs(pipe, args.prompt, args.height, args.width, args.frames, args.steps, args.guidance,
-                       args.seed, 1 if args.num is None else args.num, args.negative_prompt)
+    return call_kwargs(
+        pipe,
+        args.prompt,
+        args.height,
+        args.width,
+        args.frames,
+        args.steps,
+        args.guidance,
+        args.seed,
+        1 if args.num is None else args.num,
+        args.negative_prompt,
+    )
 
 
 def run_family(args: argparse.Namespace) -> int:
@@ -193,8 +259,9 @@ def run_family(args: argparse.Namespace) -> int:
         if expected is not None:  # a local folder: check --out before loading the weights
             check_output(args.out, video=expected)
         extrapolation_options, family_options = split_family_options(parse_options(args.option))
-        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, extrapolation_options,
-                                           auto=plain_extrapolation)
+        extrapolation = make_extrapolation(
+            args.extrapolation, args.entropy_scaling, extrapolation_options, auto=plain_extrapolation
+        )
         pipe = family_pipeline(args)
         video = is_video_pipeline(pipe)
         out = check_output(args.out, video=video)
@@ -207,9 +274,11 @@ def run_family(args: argparse.Namespace) -> int:
         return write_error("sample", out, error)
     size = tuple(result.shape[-2:])
     method = f"{AUTO}: {extrapolation.method}" if is_auto(args.extrapolation) else extrapolation.method
-    print(f"wrote {shown} ({size[0]}x{size[1]}{f', {result.shape[1]} frames' if video else ''}, "
-          f"{type(pipe).__name__}, extrapolation {method}"
-          f"{' + entropy scaling' if extrapolation.entropy_scaling else ''}) in {time.perf_counter() - started:.1f} s")
+    print(
+        f"wrote {shown} ({size[0]}x{size[1]}{f', {result.shape[1]} frames' if video else ''}, "
+        f"{type(pipe).__name__}, extrapolation {method}"
+        f"{' + entropy scaling' if extrapolation.entropy_scaling else ''}) in {time.perf_counter() - started:.1f} s"
+    )
     return 0
 
 
@@ -238,8 +307,11 @@ def write_samples(frames, images, out, fps: float, per_row: int) -> str:
 
 def write_error(command: str, out, error: OSError) -> int:
     """One line on stderr for an output that could not be written; returns the exit code 1."""
-    print(f"axialrope {command}: could not write {str(out)!r}: {error.strerror or error}; nothing of it was written "
-          "and files already there are kept", file=sys.stderr)
+    print(
+        f"axialrope {command}: could not write {str(out)!r}: {error.strerror or error}; nothing of it was written "
+        "and files already there are kept",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -250,9 +322,11 @@ def describe(pipe, extrapolation, scheduler: str | None, steps: int, auto: bool 
     from axialrope import Extrapolation
 
     defaults = Extrapolation(extrapolation.method)
-    options = [f"{f.name}={getattr(extrapolation, f.name)}" for f in dataclasses.fields(Extrapolation)
-               if f.name not in ("method", "entropy_scaling")
-               and getattr(extrapolation, f.name) != getattr(defaults, f.name)]
+    options = [
+        f"{f.name}={getattr(extrapolation, f.name)}"
+        for f in dataclasses.fields(Extrapolation)
+        if f.name not in ("method", "entropy_scaling") and getattr(extrapolation, f.name) != getattr(defaults, f.name)
+    ]
     method = extrapolation.method + (f" ({', '.join(options)})" if options else "")
     method += " + entropy scaling" if extrapolation.entropy_scaling else ""
     method = f"{AUTO}: {method}" if auto else method
@@ -260,7 +334,7 @@ def describe(pipe, extrapolation, scheduler: str | None, steps: int, auto: bool 
 
 
 def steps_of(steps: int, sampler: str) -> str:
-    """"20 steps of euler", "1 step of unipc"."""
+    """ "20 steps of euler", "1 step of unipc"."""
     return f"{steps} step{'s' if steps != 1 else ''} of {sampler}"
 
 
@@ -272,7 +346,7 @@ def sampler_name(pipe, scheduler: str | None) -> str:
 
 
 def sample_size(samples) -> str:
-    """"4 images of 64x64" or "2 videos of 16 frames of 32x32" from the "pt" output (b, c, h, w) or (b, t, c, h, w)."""
+    """ "4 images of 64x64" or "2 videos of 16 frames of 32x32" from the "pt" output (b, c, h, w) or (b, t, c, h, w)."""
     count, size = samples.shape[0], f"{samples.shape[-2]}x{samples.shape[-1]}"
     if samples.ndim == 5:
         return f"{count} video{'s' if count != 1 else ''} of {samples.shape[1]} frames of {size}"
@@ -312,6 +386,5 @@ def run(args: argparse.Namespace) -> int:
     samples = output.frames if output.frames is not None else output.images
     steps = DIT_STEPS if args.steps is None else args.steps
     settings = describe(pipe, extrapolation, args.scheduler, steps, auto=is_auto(args.extrapolation))
-    print(f"wrote {shown} ({sample_size(samples)}; {settings}) "
-          f"in {time.perf_counter() - started:.1f} s")
+    print(f"wrote {shown} ({sample_size(samples)}; {settings}) in {time.perf_counter() - started:.1f} s")
     return 0

@@ -1,8 +1,8 @@
 """`axialrope train`: every TrainConfig field as a flag, optionally on top of a YAML/JSON config.
 
-    axialrope train                                   # tiny image DiT on shapes at 32x32 -> outputs/shapes-tiny
-    axialrope train --config run.yaml --max-steps 50  # a file, with flags overriding it
-    accelerate launch --num_processes 2 -m axialrope.pipelines.cli train --max-steps 100
+axialrope train                                   # tiny image DiT on shapes at 32x32 -> outputs/shapes-tiny
+axialrope train --config run.yaml --max-steps 50  # a file, with flags overriding it
+accelerate launch --num_processes 2 -m axialrope.pipelines.cli train --max-steps 100
 """
 
 from __future__ import annotations
@@ -52,8 +52,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     if values.get("resume") is not None:  # a resume continues the run: what is not given again is the run's
         recorded = Path(values.get("output_dir", TrainConfig.output_dir)) / "config.yaml"
         if recorded.is_file():
-            values = {**{k: v for k, v in read_config_file(recorded).items() if k not in INVOCATION_FIELDS},
-                      **values}
+            values = {**{k: v for k, v in read_config_file(recorded).items() if k not in INVOCATION_FIELDS}, **values}
     return TrainConfig.from_dict(values)
 
 
@@ -78,8 +77,10 @@ def run(args: argparse.Namespace) -> int:
         message = " ".join(str(error).split())
         if isinstance(error, OSError) and error.strerror:
             where = f" {error.filename!r}" if error.filename else ""
-            message = (f"could not write{where}: {error.strerror}; the checkpoints already written are kept: "
-                       "continue with --resume latest once this is fixed")
+            message = (
+                f"could not write{where}: {error.strerror}; the checkpoints already written are kept: "
+                "continue with --resume latest once this is fixed"
+            )
         print(f"axialrope train: {message}", file=sys.stderr)
         return 1
     if result.is_main_process:
@@ -92,5 +93,7 @@ def result_line(result) -> str:
     done = f"final loss {result.final_loss:.4f}; outputs in {result.output_dir}"
     if not result.start_step:
         return f"trained {result.steps} steps in {result.seconds:.0f} s, {done}"
-    return (f"trained {result.invocation_steps} steps (resumed at step {result.start_step}) in {result.seconds:.0f} s; "
-            f"the run: {result.steps} steps in {result.total_seconds:.0f} s, {done}")
+    return (
+        f"trained {result.invocation_steps} steps (resumed at step {result.start_step}) in {result.seconds:.0f} s; "
+        f"the run: {result.steps} steps in {result.total_seconds:.0f} s, {done}"
+    )

@@ -100,8 +100,10 @@ def _open_image(path: Path) -> Image.Image:
         image = Image.open(path)
     if image.width * image.height > MAX_IMAGE_PIXELS:
         image.close()
-        raise ValueError(f"{image.width}x{image.height} pixels, more than the {MAX_IMAGE_PIXELS} an image may "
-                         "have (a decompression bomb, or a scan to shrink first)")
+        raise ValueError(
+            f"{image.width}x{image.height} pixels, more than the {MAX_IMAGE_PIXELS} an image may "
+            "have (a decompression bomb, or a scan to shrink first)"
+        )
     return image
 
 
@@ -130,8 +132,10 @@ def _read_image(path: Path) -> torch.Tensor:
 def centre_crop_size(source_h: int, source_w: int, height: int, width: int) -> tuple[int, int]:
     """(crop_h, crop_w): the largest centred crop of a source_h x source_w picture with the aspect of
     height x width (at least one pixel a side)."""
-    return (max(1, min(source_h, round(source_w * height / width))),
-            max(1, min(source_w, round(source_h * width / height))))
+    return (
+        max(1, min(source_h, round(source_w * height / width))),
+        max(1, min(source_w, round(source_h * width / height))),
+    )
 
 
 def fit_to_bucket(pixels: torch.Tensor, height: int, width: int) -> torch.Tensor:
@@ -182,7 +186,8 @@ class _FolderDataset(Dataset):
                 raise ValueError(
                     f"data_dir: {self._name(index)!r} is {width}x{height} pixels, an aspect more than "
                     f"{MAX_ASPECT_MISMATCH:g} times off every training size's ({', '.join(str(b) for b in buckets)}): "
-                    "crop it, remove it, or add a --resolution of its shape")
+                    "crop it, remove it, or add a --resolution of its shape"
+                )
 
     def _load(self, index: int, bucket: Bucket) -> dict[str, torch.Tensor]:
         raise NotImplementedError
@@ -265,9 +270,7 @@ class VideoFolderDataset(_FolderDataset):
 
     is_video = True
 
-    def __init__(
-        self, root: str | Path, default_bucket: Bucket = Bucket(32, 32, frames=8), random_flip: bool = False
-    ):
+    def __init__(self, root: str | Path, default_bucket: Bucket = Bucket(32, 32, frames=8), random_flip: bool = False):
         self.root = _check_folder(root, "data_dir")
         self.videos: list[Path | list[Path]] = []  # a file, or the sorted frame files of a folder
         unsupported = []
@@ -282,8 +285,12 @@ class VideoFolderDataset(_FolderDataset):
             elif entry.suffix.lower() in CONTAINER_EXTENSIONS:
                 (self.videos if av_available() else unsupported).append(entry)
         if not self.videos:
-            hint = (f" ({', '.join(p.name for p in unsupported[:3])} need PyAV: pip install av, or convert them "
-                    "to frame folders)" if unsupported else "")
+            hint = (
+                f" ({', '.join(p.name for p in unsupported[:3])} need PyAV: pip install av, or convert them "
+                "to frame folders)"
+                if unsupported
+                else ""
+            )
             kinds = "/".join(ANIMATION_EXTENSIONS + CONTAINER_EXTENSIONS)
             raise ValueError(
                 f"data_dir: {str(self.root)!r} holds no videos: expected {kinds} files or subfolders of frame "
@@ -347,8 +354,9 @@ class VideoFolderDataset(_FolderDataset):
     def _load(self, index: int, bucket: Bucket) -> dict[str, torch.Tensor]:
         spare = self.frame_counts[index] - bucket.frames
         if spare < 0:
-            raise ValueError(f"bucket {bucket} needs {bucket.frames} frames, video {index} has "
-                             f"{self.frame_counts[index]}")
+            raise ValueError(
+                f"bucket {bucket} needs {bucket.frames} frames, video {index} has {self.frame_counts[index]}"
+            )
         start = int(torch.randint(spare + 1, ()))
         frames = fit_to_bucket(self._read_frames(index, start, bucket.frames), bucket.height, bucket.width)
         return {"pixel_values": rearrange(_to_model_range(frames), "t c h w -> c t h w")}

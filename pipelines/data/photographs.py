@@ -28,7 +28,16 @@ from .scenes import check_scene_request, scene_uniforms
 
 # natural photographs only (no drawings, logos, text or microscopy); all load without pooch
 PHOTOGRAPHS: tuple[str, ...] = (
-    "astronaut", "camera", "chelsea", "coffee", "rocket", "coins", "moon", "brick", "grass", "gravel",
+    "astronaut",
+    "camera",
+    "chelsea",
+    "coffee",
+    "rocket",
+    "coins",
+    "moon",
+    "brick",
+    "grass",
+    "gravel",
     "hubble_deep_field",
 )
 DOWNSCALE = 2  # every photograph is shown at half its pixel size, so a 32x32 window holds a recognisable patch
@@ -114,8 +123,10 @@ def render_crops(crops: Crops, height: int, width: int) -> torch.Tensor:
     height, width = check_size("height", height), check_size("width", width)
     if max(height, width) > MAX_SIDE:
         raise ValueError(f"height and width must be at most MAX_SIDE={MAX_SIDE} for photographs, got {height}x{width}")
-    windows = [photograph(p)[:, y:y + height, x:x + width]
-               for p, (y, x) in zip(crops.photo.tolist(), crops.origin.tolist(), strict=True)]
+    windows = [
+        photograph(p)[:, y : y + height, x : x + width]
+        for p, (y, x) in zip(crops.photo.tolist(), crops.origin.tolist(), strict=True)
+    ]
     return torch.stack(windows)
 
 
@@ -132,8 +143,9 @@ class PhotographsDataset(ProceduralDataset):
 
     class_names = PHOTOGRAPHS
 
-    def __init__(self, num_items: int = 1_000_000, seed: int = 0, default_bucket: Bucket = Bucket(32, 32),
-                 split: str = "train"):
+    def __init__(
+        self, num_items: int = 1_000_000, seed: int = 0, default_bucket: Bucket = Bucket(32, 32), split: str = "train"
+    ):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
         _skimage_data()

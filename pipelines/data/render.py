@@ -134,8 +134,15 @@ def render_images(scenes: ShapeScenes, height: int, width: int) -> torch.Tensor:
     height, width = check_size("height", height), check_size("width", width)
     centre = shape_centres(scenes, torch.zeros(1), height, width)[:, 0]  # (b, k, 2)
     return _render_frames(
-        scenes.background, scenes.kind, centre, scenes.radius, scenes.angle, scenes.colour, scenes.present,
-        height, width,
+        scenes.background,
+        scenes.kind,
+        centre,
+        scenes.radius,
+        scenes.angle,
+        scenes.colour,
+        scenes.present,
+        height,
+        width,
     )
 
 
@@ -157,7 +164,5 @@ def render_videos(scenes: ShapeScenes, num_frames: int, height: int, width: int)
         name: repeat(getattr(scenes, name), "b ... -> (b t) ...", t=num_frames)
         for name in ("background", "kind", "radius", "angle", "colour", "present")
     }
-    frames = _render_frames(
-        centre=rearrange(centre, "b t k yx -> (b t) k yx"), height=height, width=width, **per_frame
-    )
+    frames = _render_frames(centre=rearrange(centre, "b t k yx -> (b t) k yx"), height=height, width=width, **per_frame)
     return rearrange(frames, "(b t) c h w -> b c t h w", t=num_frames)

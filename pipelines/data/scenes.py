@@ -152,8 +152,10 @@ def sample_scenes(seed: int, indices: Sequence[int] | torch.Tensor, config: Scen
         present=present,
         velocity=torch.stack([speed * torch.sin(heading), speed * torch.cos(heading)], dim=-1),
     )
-    return ShapeScenes(**{
-        f.name: value.float() if value.is_floating_point() else value
-        for f in fields(ShapeScenes)
-        for value in [getattr(scenes, f.name)]
-    })
+    return ShapeScenes(
+        **{
+            f.name: value.float() if value.is_floating_point() else value
+            for f in fields(ShapeScenes)
+            for value in [getattr(scenes, f.name)]
+        }
+    )

@@ -72,7 +72,7 @@ def sample_textures(seed: int, indices: Sequence[int] | torch.Tensor) -> Texture
         shape=u[:, 7:12].float(),
         origin=(u[:, -3:-1] * 4096).float(),
         angle=((2 * u[:, -1] - 1) * largest).float(),
-        waves=u[:, _PER_TEXTURE:_PER_TEXTURE + 3 * WAVES].reshape(-1, WAVES, 3).float(),
+        waves=u[:, _PER_TEXTURE : _PER_TEXTURE + 3 * WAVES].reshape(-1, WAVES, 3).float(),
         salt=salt,
     )
 

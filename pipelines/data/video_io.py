@@ -27,8 +27,9 @@ def av_available() -> bool:
 def require_av(what: str):
     """The `av` module; RuntimeError naming `what` and the package to install if PyAV is missing."""
     if not av_available():
-        raise RuntimeError(f"{what} needs PyAV: pip install av (or axialrope[video]); "
-                           "GIF and frame folders need nothing")
+        raise RuntimeError(
+            f"{what} needs PyAV: pip install av (or axialrope[video]); GIF and frame folders need nothing"
+        )
     import av
 
     return av

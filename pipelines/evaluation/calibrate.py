@@ -77,23 +77,36 @@ class Calibration:
         """`default_extrapolation`: per scale its best method, up to halfway to the next scale (the last: beyond)."""
         bands = []
         for index, result in enumerate(self.scales):
-            upper = (None if index == len(self.scales) - 1
-                     else (result.scale + self.scales[index + 1].scale) / 2)
+            upper = None if index == len(self.scales) - 1 else (result.scale + self.scales[index + 1].scale) / 2
             label, clears = result.best
             method = Method.from_label(label)
-            bands.append({"up_to_scale": upper, "method": method.name, "entropy_scaling": method.entropy_scaling,
-                          "measured": self._note(result, label, clears)})
+            bands.append(
+                {
+                    "up_to_scale": upper,
+                    "method": method.name,
+                    "entropy_scaling": method.entropy_scaling,
+                    "measured": self._note(result, label, clears),
+                }
+            )
         return bands
 
     def _note(self, result: ScaleResult, label: str, clears: bool) -> str:
         value = result.interval(label).value
         runner = next((other for other in result.ranked if other != label), None)
-        versus = (f"; {'clear of' if clears else 'not clear of'} the runner-up {runner} "
-                  f"({result.interval(runner).value:.1f})") if runner else ""
+        versus = (
+            (
+                f"; {'clear of' if clears else 'not clear of'} the runner-up {runner} "
+                f"({result.interval(runner).value:.1f})"
+            )
+            if runner
+            else ""
+        )
         none = f" against {result.interval('none').value:.1f} for none" if "none" in result.values else ""
-        return (f"detail SWD {value:.1f} at {result.size[0]}x{result.size[1]} ({result.scale:g}x){none}, floor "
-                f"{sum(result.floor) / len(result.floor):.1f}{versus}; {result.images} images of {self.source or 'the'}"
-                f" references, {self.seeds} seeds, {self.steps} steps (axialrope calibrate)")
+        return (
+            f"detail SWD {value:.1f} at {result.size[0]}x{result.size[1]} ({result.scale:g}x){none}, floor "
+            f"{sum(result.floor) / len(result.floor):.1f}{versus}; {result.images} images of {self.source or 'the'}"
+            f" references, {self.seeds} seeds, {self.steps} steps (axialrope calibrate)"
+        )
 
     @property
     def unclear(self) -> list[ScaleResult]:
@@ -103,6 +116,7 @@ class Calibration:
     def table(self) -> str:
         """The Markdown table: a row per method, a column per size (mean detail SWD over seeds [95% interval]),
         the best of each column in bold, the floor last; then the picks."""
+
         def text(interval: Interval, bold: bool = False) -> str:
             shown = f"{interval.value:.1f} [{interval.low:.1f}, {interval.high:.1f}]"
             return f"**{shown}**" if bold else shown
@@ -117,26 +131,53 @@ class Calibration:
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         floors = [self.trained_floor] + [r.floor for r in self.scales]
         lines.append("| real (floor) | " + " | ".join(text(seed_interval(f)) for f in floors) + " |")
-        lines += ["", f"Detail SWD x1e3 (lower is better): mean over {self.seeds} seeds [95% bootstrap interval]; "
-                  f"{self.num} samples a seed against as many real images, {self.steps} sampler steps.", ""]
+        lines += [
+            "",
+            f"Detail SWD x1e3 (lower is better): mean over {self.seeds} seeds [95% bootstrap interval]; "
+            f"{self.num} samples a seed against as many real images, {self.steps} sampler steps.",
+            "",
+        ]
         for result in self.scales:
             label, clears = result.best
             runner = next((other for other in result.ranked if other != label), None)
-            verdict = "" if runner is None else (f", clear of the runner-up {runner}" if clears else
-                                                 f", NOT clear of the runner-up {runner}: within the seed spread")
-            lines.append(f"- {result.scale:g}x ({result.size[0]}x{result.size[1]}, {result.images} images a set, "
-                         f"{result.too_small} too small): {label}{verdict}")
+            verdict = (
+                ""
+                if runner is None
+                else (
+                    f", clear of the runner-up {runner}"
+                    if clears
+                    else f", NOT clear of the runner-up {runner}: within the seed spread"
+                )
+            )
+            lines.append(
+                f"- {result.scale:g}x ({result.size[0]}x{result.size[1]}, {result.images} images a set, "
+                f"{result.too_small} too small): {label}{verdict}"
+            )
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict:
         """Everything measured, per seed, for calibration.json."""
         return {
-            "trained_size": list(self.trained_size), "num": self.num, "steps": self.steps, "seeds": self.seeds,
-            "guidance": self.guidance, "source": self.source,
+            "trained_size": list(self.trained_size),
+            "num": self.num,
+            "steps": self.steps,
+            "seeds": self.seeds,
+            "guidance": self.guidance,
+            "source": self.source,
             "trained": {"none": self.trained, "floor": self.trained_floor},
-            "scales": [{"scale": r.scale, "size": list(r.size), "images": r.images, "too_small": r.too_small,
-                        "floor": r.floor, "values": r.values, "best": r.best[0], "clears": r.best[1]}
-                       for r in self.scales],
+            "scales": [
+                {
+                    "scale": r.scale,
+                    "size": list(r.size),
+                    "images": r.images,
+                    "too_small": r.too_small,
+                    "floor": r.floor,
+                    "values": r.values,
+                    "best": r.best[0],
+                    "clears": r.best[1],
+                }
+                for r in self.scales
+            ],
             "default_extrapolation": self.bands,
         }
 
@@ -152,8 +193,10 @@ def check_scales(scales, argument: str = "scales") -> list[float]:
         raise ValueError(f"{argument} must be a non-empty list of scales (e.g. 1.5 2 3), got {scales!r}")
     for scale in scales:
         if not is_real(scale) or not math.isfinite(scale) or not 1 < scale <= MAX_SCALE:
-            raise ValueError(f"{argument}: each scale must be a number above 1 (the trained size) and at most "
-                             f"{MAX_SCALE:g}, got {scale!r}")
+            raise ValueError(
+                f"{argument}: each scale must be a number above 1 (the trained size) and at most "
+                f"{MAX_SCALE:g}, got {scale!r}"
+            )
     return sorted({float(s) for s in scales})
 
 
@@ -176,8 +219,10 @@ def check_methods(methods, rope: bool, argument: str = "methods") -> list[Method
         if method.name == "riflex":
             raise ValueError(f"{argument}: riflex extrapolates video length; this is an image model")
         if not rope and method.name != "none":
-            raise ValueError(f"{argument}: {method.label} changes RoPE frequencies, but this model uses absolute "
-                             "sin-cos positions; only none and none+entropy apply")
+            raise ValueError(
+                f"{argument}: {method.label} changes RoPE frequencies, but this model uses absolute "
+                "sin-cos positions; only none and none+entropy apply"
+            )
         if method not in checked:
             checked.append(method)
     return checked
@@ -194,8 +239,16 @@ def check_counts(num, steps, seeds) -> None:
     check_steps(steps, "steps")
 
 
-def plan(pipe, references, scales, methods=None, num: int = DEFAULT_NUM, steps: int = DEFAULT_STEPS,
-         seeds: int = DEFAULT_SEEDS, guidance: float | None = None) -> tuple[list[float], list[Method], float, dict]:
+def plan(
+    pipe,
+    references,
+    scales,
+    methods=None,
+    num: int = DEFAULT_NUM,
+    steps: int = DEFAULT_STEPS,
+    seeds: int = DEFAULT_SEEDS,
+    guidance: float | None = None,
+) -> tuple[list[float], list[Method], float, dict]:
     """Everything `calibrate` checks before any work: (scales, methods, guidance, sizes {scale: (h, w)}).
 
     ValueError for a video model, bad scales, methods or counts, sizes the references cannot serve (when they
@@ -218,14 +271,22 @@ def plan(pipe, references, scales, methods=None, num: int = DEFAULT_NUM, steps: 
     if hasattr(references, "check"):
         references.check([pipe.trained_size, *sizes.values()])
     largest = max(sizes.values(), key=math.prod)
-    check_sampling_memory(model, num, largest, conditional and guidance != 1.0, model.device, "num/scales",
-                          steps=steps)
+    check_sampling_memory(model, num, largest, conditional and guidance != 1.0, model.device, "num/scales", steps=steps)
     return scales, methods, guidance, sizes
 
 
-def calibrate(pipe, references, scales=DEFAULT_SCALES, methods=None, num: int = DEFAULT_NUM,
-              steps: int = DEFAULT_STEPS, seeds: int = DEFAULT_SEEDS, guidance: float | None = None,
-              progress: bool = True, source: str = "") -> Calibration:
+def calibrate(
+    pipe,
+    references,
+    scales=DEFAULT_SCALES,
+    methods=None,
+    num: int = DEFAULT_NUM,
+    steps: int = DEFAULT_STEPS,
+    seeds: int = DEFAULT_SEEDS,
+    guidance: float | None = None,
+    progress: bool = True,
+    source: str = "",
+) -> Calibration:
     """Measure every method at every scale on `references` (see the module docstring).
 
     Args:
@@ -244,8 +305,13 @@ def calibrate(pipe, references, scales=DEFAULT_SCALES, methods=None, num: int = 
     scales, methods, guidance, sizes = plan(pipe, references, scales, methods, num, steps, seeds, guidance)
     cost = lambda size: math.prod(size) * steps  # noqa: E731  (work of a cell, roughly)
     total = seeds * (cost(pipe.trained_size) + sum(cost(size) * len(methods) for size in sizes.values()))
-    bar = tqdm(total=total, disable=not progress, desc="calibrate", unit_scale=True,
-               bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
+    bar = tqdm(
+        total=total,
+        disable=not progress,
+        desc="calibrate",
+        unit_scale=True,
+        bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+    )
     bar_config = dict(getattr(pipe, "_progress_bar_config", {}))
     pipe.set_progress_bar_config(disable=True)
     try:
@@ -256,18 +322,29 @@ def calibrate(pipe, references, scales=DEFAULT_SCALES, methods=None, num: int = 
             trained.append(measure_cell(pipe, Method("none"), drawn, steps, guidance, seed).distance.detail)
             trained_floor.append(floor_distance(drawn).detail)
             bar.update(cost(pipe.trained_size))
-        results = [_measure_scale(pipe, references, scale, size, methods, num, steps, seeds, guidance, bar,
-                                  cost(size))
-                   for scale, size in sizes.items()]
+        results = [
+            _measure_scale(pipe, references, scale, size, methods, num, steps, seeds, guidance, bar, cost(size))
+            for scale, size in sizes.items()
+        ]
     finally:
         bar.close()
         pipe.set_progress_bar_config(**bar_config)
-    return Calibration(results, tuple(pipe.trained_size), trained, trained_floor, num, steps, seeds, guidance,
-                       source)
+    return Calibration(results, tuple(pipe.trained_size), trained, trained_floor, num, steps, seeds, guidance, source)
 
 
-def _measure_scale(pipe, references, scale: float, size: tuple[int, int], methods: list[Method], num: int,
-                   steps: int, seeds: int, guidance: float, bar, cell_cost: int) -> ScaleResult:
+def _measure_scale(
+    pipe,
+    references,
+    scale: float,
+    size: tuple[int, int],
+    methods: list[Method],
+    num: int,
+    steps: int,
+    seeds: int,
+    guidance: float,
+    bar,
+    cell_cost: int,
+) -> ScaleResult:
     """Every method at one size, every seed."""
     small = references.usable(*size)[1] if hasattr(references, "usable") else 0
     result = ScaleResult(scale, size, 0, small, [], {method.label: [] for method in methods})
@@ -287,5 +364,16 @@ def _measure_scale(pipe, references, scale: float, size: tuple[int, int], method
     return result
 
 
-__all__ = ["DEFAULT_NUM", "DEFAULT_SCALES", "DEFAULT_SEEDS", "DEFAULT_STEPS", "Calibration", "ScaleResult",
-           "calibrate", "check_methods", "check_scales", "plan", "target_size"]
+__all__ = [
+    "DEFAULT_NUM",
+    "DEFAULT_SCALES",
+    "DEFAULT_SEEDS",
+    "DEFAULT_STEPS",
+    "Calibration",
+    "ScaleResult",
+    "calibrate",
+    "check_methods",
+    "check_scales",
+    "plan",
+    "target_size",
+]

@@ -72,14 +72,31 @@ class Cell:
     distance: SWDResult
 
 
-def generate(pipe, method: Method, labels: torch.Tensor | None, size: dict, steps: int, guidance: float,
-             seed: int, count: int | None = None) -> torch.Tensor:
+def generate(
+    pipe,
+    method: Method,
+    labels: torch.Tensor | None,
+    size: dict,
+    steps: int,
+    guidance: float,
+    seed: int,
+    count: int | None = None,
+) -> torch.Tensor:
     """Samples in [0, 1] of `labels` (n,) at `size` (height, width, num_frames keywords; {}: the trained size):
     images (n, 3, h, w) or videos (n, 3, t, h, w). labels None: `count` unconditional samples, no guidance."""
-    conditional = dict(class_labels=labels.tolist(), guidance_scale=guidance) if labels is not None else dict(
-        batch_size=count, guidance_scale=1.0)
-    out = pipe(num_inference_steps=steps, generator=torch.Generator().manual_seed(seed),
-               extrapolation=method.extrapolation(), output_type="pt", **conditional, **size)
+    conditional = (
+        dict(class_labels=labels.tolist(), guidance_scale=guidance)
+        if labels is not None
+        else dict(batch_size=count, guidance_scale=1.0)
+    )
+    out = pipe(
+        num_inference_steps=steps,
+        generator=torch.Generator().manual_seed(seed),
+        extrapolation=method.extrapolation(),
+        output_type="pt",
+        **conditional,
+        **size,
+    )
     if out.frames is not None:
         return out.frames.permute(0, 2, 1, 3, 4)  # (n, t, c, h, w) -> (n, c, t, h, w)
     return out.images
@@ -88,8 +105,9 @@ def generate(pipe, method: Method, labels: torch.Tensor | None, size: dict, step
 def measure_cell(pipe, method: Method, references: References, steps: int, guidance: float, seed: int) -> Cell:
     """The pipeline's samples with `method` at the references' size for `seed`, and their SWD against the
     real set."""
-    samples = generate(pipe, method, references.labels, references.size, steps, guidance, seed,
-                       count=len(references.real))
+    samples = generate(
+        pipe, method, references.labels, references.size, steps, guidance, seed, count=len(references.real)
+    )
     return Cell(samples, swd(samples, references.real))
 
 
@@ -98,5 +116,13 @@ def floor_distance(references: References) -> SWDResult:
     return swd(references.floor, references.real)
 
 
-__all__ = ["IMAGE_METHOD_NAMES", "Cell", "Method", "References", "floor_distance", "generate", "image_methods",
-           "measure_cell"]
+__all__ = [
+    "IMAGE_METHOD_NAMES",
+    "Cell",
+    "Method",
+    "References",
+    "floor_distance",
+    "generate",
+    "image_methods",
+    "measure_cell",
+]

@@ -1,6 +1,6 @@
 """A labelled picture of samples: one row per label (a method, "real"), at the samples' own pixels.
 
-    save_labelled_grid(Path("grid.png"), "shapes at 64x64", {"real": real, "pi": samples}, per_row=8)
+save_labelled_grid(Path("grid.png"), "shapes at 64x64", {"real": real, "pi": samples}, per_row=8)
 """
 
 from __future__ import annotations

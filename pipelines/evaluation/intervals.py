@@ -34,8 +34,9 @@ class Interval:
         return self.high < other.low
 
 
-def seed_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 10_000,
-                  seed: int = 0) -> Interval:
+def seed_interval(
+    values: Sequence[float], confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> Interval:
     """The mean of per-seed values and the percentile bootstrap interval of that mean.
 
     Args:

@@ -63,8 +63,9 @@ def laplacian_pyramid(images: torch.Tensor, min_size: int = 16) -> list[torch.Te
     return levels
 
 
-def patch_descriptors(level: torch.Tensor, patches_per_image: int, generator: torch.Generator,
-                      patch_size: int = 7) -> torch.Tensor:
+def patch_descriptors(
+    level: torch.Tensor, patches_per_image: int, generator: torch.Generator, patch_size: int = 7
+) -> torch.Tensor:
     """Random patch_size^2 patches of (n, c, h, w) -> (n * patches_per_image, c * patch_size^2), normalised."""
     n, c, h, w = level.shape
     if min(h, w) < patch_size:
@@ -82,8 +83,9 @@ def patch_descriptors(level: torch.Tensor, patches_per_image: int, generator: to
     return rearrange((patches - mean) / std, "n p y x c -> (n p) (c y x)")
 
 
-def sliced_wasserstein(a: torch.Tensor, b: torch.Tensor, directions: int = 512, repeats: int = 4,
-                       generator: torch.Generator | None = None) -> float:
+def sliced_wasserstein(
+    a: torch.Tensor, b: torch.Tensor, directions: int = 512, repeats: int = 4, generator: torch.Generator | None = None
+) -> float:
     """SWD between descriptor sets a (n, d) and b (n, d): mean over random unit directions
     of the 1D Wasserstein-1 distance of the projections."""
     a, b = a.detach().float().cpu(), b.detach().float().cpu()
@@ -101,21 +103,25 @@ def sliced_wasserstein(a: torch.Tensor, b: torch.Tensor, directions: int = 512, 
     return sum(distances) / len(distances)
 
 
-def swd(generated: torch.Tensor, real: torch.Tensor, patches_per_image: int = 128, seed: int = 0,
-        min_size: int = 16) -> SWDResult:
+def swd(
+    generated: torch.Tensor, real: torch.Tensor, patches_per_image: int = 128, seed: int = 0, min_size: int = 16
+) -> SWDResult:
     """Laplacian-pyramid SWD (x1e3) between generated and real images, both (n, c, h, w) in one value range."""
     for name, images in (("generated", generated), ("real", real)):
         if not isinstance(images, torch.Tensor) or images.ndim != 4:
-            raise ValueError(f"{name} must be a (n, c, h, w) tensor, "
-                             f"got {getattr(images, 'shape', type(images).__name__)}")
+            raise ValueError(
+                f"{name} must be a (n, c, h, w) tensor, got {getattr(images, 'shape', type(images).__name__)}"
+            )
     if generated.shape != real.shape:
         raise ValueError(f"generated {tuple(generated.shape)} and real {tuple(real.shape)} must have one shape")
     per_level = []
     pyramids = zip(laplacian_pyramid(generated, min_size), laplacian_pyramid(real, min_size), strict=True)
     for index, (level_generated, level_real) in enumerate(pyramids):
         # the same patch positions and directions for both sets: the distance is symmetric
-        descriptors = [patch_descriptors(level, patches_per_image, torch.Generator().manual_seed(seed + index))
-                       for level in (level_generated, level_real)]
+        descriptors = [
+            patch_descriptors(level, patches_per_image, torch.Generator().manual_seed(seed + index))
+            for level in (level_generated, level_real)
+        ]
         distance = sliced_wasserstein(*descriptors, generator=torch.Generator().manual_seed(seed + 1000 + index))
         per_level.append(distance * 1e3)
     return SWDResult(per_level, sum(per_level) / len(per_level))
@@ -150,10 +156,12 @@ def repetition_score(videos: torch.Tensor, min_lag: int) -> float:
         raise ValueError(f"min_lag must be in [1, {frames - 1}] for {frames} frames, got {min_lag}")
     videos = videos.float()
     spread = 2 * videos.var(dim=2).mean(dim=(1, 2, 3)).clamp_min(1e-8)  # (n,)
-    ratios = torch.stack([
-        (videos[:, :, lag:] - videos[:, :, :-lag]).pow(2).mean(dim=(1, 2, 3, 4)) / spread
-        for lag in range(min_lag, frames)
-    ])  # (lags, n)
+    ratios = torch.stack(
+        [
+            (videos[:, :, lag:] - videos[:, :, :-lag]).pow(2).mean(dim=(1, 2, 3, 4)) / spread
+            for lag in range(min_lag, frames)
+        ]
+    )  # (lags, n)
     return float((1 - ratios.min(dim=0).values).clamp(0, 1).mean())
 
 
@@ -183,8 +191,9 @@ def shape_persistence(videos: torch.Tensor, lag: int, max_shift: int, threshold:
     if not 1 <= lag < frames:
         raise ValueError(f"lag must be in [1, {frames - 1}] for {frames} frames, got {lag}")
     if not 0 <= max_shift < min(height, width) // 2:
-        raise ValueError(f"max_shift must be in [0, {min(height, width) // 2 - 1}] for {height}x{width} frames, "
-                         f"got {max_shift}")
+        raise ValueError(
+            f"max_shift must be in [0, {min(height, width) // 2 - 1}] for {height}x{width} frames, got {max_shift}"
+        )
     masks = foreground_masks(videos.float(), threshold)
     earlier, later = masks[:, :-lag], masks[:, lag:]
     inside = (..., slice(max_shift, height - max_shift), slice(max_shift, width - max_shift))

@@ -39,8 +39,14 @@ class ReferenceImages:
         argument: how errors name the source ("--reference-dir").
     """
 
-    def __init__(self, source, class_names: Sequence[str] | None = None, num_classes: int = 0,
-                 labels: Sequence[int] | torch.Tensor | None = None, argument: str = "reference_images"):
+    def __init__(
+        self,
+        source,
+        class_names: Sequence[str] | None = None,
+        num_classes: int = 0,
+        labels: Sequence[int] | torch.Tensor | None = None,
+        argument: str = "reference_images",
+    ):
         self.argument, self.num_classes = argument, num_classes
         self.dataset, self.images, own_labels = None, None, None
         if isinstance(source, (str, Path, ImageFolderDataset)):
@@ -55,11 +61,13 @@ class ReferenceImages:
             self.sizes = [(image.shape[-1], image.shape[-2]) for image in self.images]
             own_labels = None if labels is None else torch.as_tensor(labels, dtype=torch.long)
             if own_labels is not None and own_labels.shape != (len(self.images),):
-                raise ValueError(f"labels must hold one class id per image ({len(self.images)}), "
-                                 f"got shape {tuple(own_labels.shape)}")
+                raise ValueError(
+                    f"labels must hold one class id per image ({len(self.images)}), got shape {tuple(own_labels.shape)}"
+                )
         count = len(self.sizes)
-        self.labels = None if not num_classes else (
-            own_labels if own_labels is not None else torch.arange(count) % num_classes)
+        self.labels = (
+            None if not num_classes else (own_labels if own_labels is not None else torch.arange(count) % num_classes)
+        )
 
     def _folder_labels(self, class_names: Sequence[str] | None) -> torch.Tensor | None:
         """The folder's labels as the model's class ids, where its class folders are named as the model's classes."""
@@ -83,10 +91,12 @@ class ReferenceImages:
         for height, width in sizes:
             indices, small = self.usable(height, width)
             if len(indices) < 2:
-                raise ValueError(f"{self.argument}: {len(indices)} of its {len(self)} images are large enough for "
-                                 f"{height}x{width} ({small} too small: an image must hold the size's pixels once "
-                                 "centre-cropped to its aspect); calibrating a size needs at least 2: add larger "
-                                 "images or choose smaller scales")
+                raise ValueError(
+                    f"{self.argument}: {len(indices)} of its {len(self)} images are large enough for "
+                    f"{height}x{width} ({small} too small: an image must hold the size's pixels once "
+                    "centre-cropped to its aspect); calibrating a size needs at least 2: add larger "
+                    "images or choose smaller scales"
+                )
             counts[(height, width)] = (len(indices), small)
         return counts
 
@@ -119,14 +129,19 @@ def _as_tensor(source, argument: str) -> torch.Tensor:
         sizes = {image.size for image in source}
         if len(sizes) > 1:
             raise ValueError(f"{argument}: PIL images of several sizes ({sorted(sizes)}); give a folder instead")
-        return torch.stack([TF.to_dtype(TF.pil_to_tensor(image.convert("RGB")), torch.float32, scale=True)
-                            for image in source])
+        return torch.stack(
+            [TF.to_dtype(TF.pil_to_tensor(image.convert("RGB")), torch.float32, scale=True) for image in source]
+        )
     if not isinstance(source, torch.Tensor):
-        raise TypeError(f"{argument} must be a folder, a tensor (n, 3, H, W) in [0, 1] or a list of PIL images, "
-                        f"got {type(source).__name__}")
+        raise TypeError(
+            f"{argument} must be a folder, a tensor (n, 3, H, W) in [0, 1] or a list of PIL images, "
+            f"got {type(source).__name__}"
+        )
     if source.ndim != 4 or source.shape[1] != 3 or not source.is_floating_point() or len(source) < 2:
-        raise ValueError(f"{argument} must be a float tensor (n, 3, H, W) in [0, 1] with n >= 2, "
-                         f"got {source.dtype} of shape {tuple(source.shape)}")
+        raise ValueError(
+            f"{argument} must be a float tensor (n, 3, H, W) in [0, 1] with n >= 2, "
+            f"got {source.dtype} of shape {tuple(source.shape)}"
+        )
     if not bool(torch.isfinite(source).all()) or source.min() < 0 or source.max() > 1:
         raise ValueError(f"{argument} must hold finite values in [0, 1]")
     return source.detach().float().cpu()

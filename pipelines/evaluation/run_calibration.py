@@ -34,8 +34,10 @@ def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
     if found is None:
         if (path / "model_index.json").is_file():
             return None, [path]
-        raise ValueError(f"--model {str(model)!r} is neither a training run (or one of its checkpoints or model "
-                         "folders) nor a pipeline folder (model_index.json)")
+        raise ValueError(
+            f"--model {str(model)!r} is neither a training run (or one of its checkpoints or model "
+            "folders) nor a pipeline folder (model_index.json)"
+        )
     kind, source, config_folder = found
     run = source.parent if kind == "pipeline" else config_folder.parent
     folders = [run / name for name in (PIPELINE, PIPELINE_CONFIG) if (run / name / "model_index.json").is_file()]
@@ -49,8 +51,10 @@ def training_folder(run: Path | None) -> str:
     recorded = {} if run is None or not (run / "config.yaml").is_file() else read_config_file(run / "config.yaml")
     if recorded.get("data") != "image_folder" or not recorded.get("data_dir"):
         what = f"was trained on data={recorded['data']!r}" if recorded.get("data") else "records no training folder"
-        raise ValueError(f"--reference-dir is needed: this model {what}; give a folder of real images like those "
-                         "the model should make")
+        raise ValueError(
+            f"--reference-dir is needed: this model {what}; give a folder of real images like those "
+            "the model should make"
+        )
     return str(recorded["data_dir"])
 
 
@@ -69,28 +73,40 @@ class Job:
 
     def run(self, progress: bool = True) -> Calibration:
         """Measure, print the table, save the results, then record the bands in the pipeline folders."""
-        result = calibrate(self.pipe, self.references, progress=progress, source=self.reference_dir,
-                           **self.settings)
+        result = calibrate(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
         self.report(result.table())
         unclear = ", ".join(f"{r.scale:g}x" for r in result.unclear)
         if unclear:
-            self.report(f"at {unclear} the best method's interval does not clear the runner-up's: more --seeds or "
-                        "--num would tell them apart (the pick stands, as the lowest mean)")
+            self.report(
+                f"at {unclear} the best method's interval does not clear the runner-up's: more --seeds or "
+                "--num would tell them apart (the pick stands, as the lowest mean)"
+            )
         save_results(result, self.out)
         from ..sampling.default_extrapolation import write_default_extrapolation
 
         for folder in self.folders:
             write_default_extrapolation(folder, result.bands)
         where = ", ".join(str(f) for f in self.folders)
-        self.report(f"wrote {self.out}/calibration.md, calibration.json and {len(result.scales)} pictures; "
-                    f"default_extrapolation recorded in {where}")
+        self.report(
+            f"wrote {self.out}/calibration.md, calibration.json and {len(result.scales)} pictures; "
+            f"default_extrapolation recorded in {where}"
+        )
         return result
 
 
-def prepare(model: str | Path, reference_dir: str | None = None, scales: Sequence[float] = DEFAULT_SCALES,
-            methods: Sequence[str] | None = None, num: int = DEFAULT_NUM, steps: int = DEFAULT_STEPS,
-            seeds: int = DEFAULT_SEEDS, guidance: float | None = None, out: str | Path | None = None,
-            device: str = "auto", report: Callable[[str], None] = print) -> Job:
+def prepare(
+    model: str | Path,
+    reference_dir: str | None = None,
+    scales: Sequence[float] = DEFAULT_SCALES,
+    methods: Sequence[str] | None = None,
+    num: int = DEFAULT_NUM,
+    steps: int = DEFAULT_STEPS,
+    seeds: int = DEFAULT_SEEDS,
+    guidance: float | None = None,
+    out: str | Path | None = None,
+    device: str = "auto",
+    report: Callable[[str], None] = print,
+) -> Job:
     """Every check of a calibration, before any work (ValueError, FileNotFoundError naming the flag): the model,
     the references at every size, the methods and counts, memory, the output folder."""
     from ..paths import check_output_folder
@@ -98,20 +114,26 @@ def prepare(model: str | Path, reference_dir: str | None = None, scales: Sequenc
 
     run, folders = run_folders(model)
     reference_dir = training_folder(run) if reference_dir is None else reference_dir
-    out = Path(out) if out is not None else (run / RESULT_FOLDER if run is not None
-                                             else folders[0].with_name(folders[0].name + "-" + RESULT_FOLDER))
+    out = (
+        Path(out)
+        if out is not None
+        else (run / RESULT_FOLDER if run is not None else folders[0].with_name(folders[0].name + "-" + RESULT_FOLDER))
+    )
     check_output_folder(out, "--out")
     pipe = load_pipeline(str(model), device)
     if pipe.is_video:
         raise ValueError("--model: calibrate measures image models; this is a video model")
-    references = ReferenceImages(reference_dir, pipe.config.class_names, pipe.transformer.config.num_classes,
-                                 argument="--reference-dir")
+    references = ReferenceImages(
+        reference_dir, pipe.config.class_names, pipe.transformer.config.num_classes, argument="--reference-dir"
+    )
     settings = dict(scales=scales, methods=methods, num=num, steps=steps, seeds=seeds, guidance=guidance)
     scales, methods, guidance, sizes = _flagged(plan, pipe, references, **settings)
     for (height, width), (usable, small) in references.check(list(sizes.values())).items():
         if small:
-            report(f"{height}x{width}: {small} of {len(references)} reference images are too small, skipped "
-                   f"({usable} serve it)")
+            report(
+                f"{height}x{width}: {small} of {len(references)} reference images are too small, skipped "
+                f"({usable} serve it)"
+            )
     settings.update(scales=scales, methods=methods, guidance=guidance)
     return Job(pipe, references, str(reference_dir), folders, out, settings, report, run)
 
@@ -147,18 +169,24 @@ def save_results(result: Calibration, out: Path) -> None:
     from .grids import save_labelled_grid
 
     out.mkdir(parents=True, exist_ok=True)
-    bands = "\n".join(f"- up to {b['up_to_scale'] or 'any scale'}: {b['method']}"
-                      f"{' + entropy scaling' if b['entropy_scaling'] else ''} ({b['measured']})" for b in result.bands)
-    write_text_atomically(out / "calibration.md", f"# Calibration on {result.source}\n\n{result.table()}\n"
-                          f"## default_extrapolation\n\n{bands}\n")
+    bands = "\n".join(
+        f"- up to {b['up_to_scale'] or 'any scale'}: {b['method']}"
+        f"{' + entropy scaling' if b['entropy_scaling'] else ''} ({b['measured']})"
+        for b in result.bands
+    )
+    write_text_atomically(
+        out / "calibration.md",
+        f"# Calibration on {result.source}\n\n{result.table()}\n## default_extrapolation\n\n{bands}\n",
+    )
     write_text_atomically(out / "calibration.json", json.dumps(result.to_dict(), indent=2) + "\n")
     th, tw = result.trained_size
     for scale in result.scales:
         h, w = scale.size
         title = f"{scale.scale:g}x: {h}x{w} from {th}x{tw}, seed 0; best {scale.best[0]}"
-        write_atomically(out / f"calibration-{h}x{w}.png", lambda path, s=scale, t=title: save_labelled_grid(
-            path, t, s.pictures, per_row=min(8, result.num)))
+        write_atomically(
+            out / f"calibration-{h}x{w}.png",
+            lambda path, s=scale, t=title: save_labelled_grid(path, t, s.pictures, per_row=min(8, result.num)),
+        )
 
 
-__all__ = ["RESULT_FOLDER", "Job", "check_training_data", "prepare", "run_folders", "save_results",
-           "training_folder"]
+__all__ = ["RESULT_FOLDER", "Job", "check_training_data", "prepare", "run_folders", "save_results", "training_folder"]

@@ -15,7 +15,7 @@ BUNDLED_MODELS: dict[str, str] = {
     "shapes-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural shapes, 6 classes",
     "shapes-sincos": "the same with absolute sin-cos positions (the extrapolation baseline)",
     "moving-shapes-rope": "video DiT (mini, patch 1x4x4) with 3D axial RoPE, 8 frames of 32x32 moving shapes, "
-                          "started from shapes-rope",
+    "started from shapes-rope",
     "textures-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural textures, 4 classes",
     "textures-sincos": "the same with absolute sin-cos positions",
 }
@@ -62,8 +62,10 @@ def load_dit(model: str | Path):
         return transformer
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder {str(model)!r} does not exist (nor is it a bundled model name)")
-    raise ValueError(f"{str(model)!r} is neither a DiT model folder (config.json), a pipeline folder (transformer/) "
-                     "nor a training run or checkpoint")
+    raise ValueError(
+        f"{str(model)!r} is neither a DiT model folder (config.json), a pipeline folder (transformer/) "
+        "nor a training run or checkpoint"
+    )
 
 
 def load_pipeline(model: str | None, device: str = "auto"):
@@ -95,5 +97,12 @@ def load_pipeline(model: str | None, device: str = "auto"):
             diffusers_logging.enable_progress_bar()
 
 
-__all__ = ["BUNDLED_MODELS", "DEFAULT_MODEL", "assets_folder", "bundled_model_path", "load_dit", "load_pipeline",
-           "resolve_model"]
+__all__ = [
+    "BUNDLED_MODELS",
+    "DEFAULT_MODEL",
+    "assets_folder",
+    "bundled_model_path",
+    "load_dit",
+    "load_pipeline",
+    "resolve_model",
+]

@@ -47,9 +47,11 @@ def check_default_extrapolation(bands, video: bool | None = None) -> list[dict] 
     if bands is None:
         return None
     if not isinstance(bands, (list, tuple)):
-        raise TypeError(f"default_extrapolation must be a list of bands "
-                        f"({{'up_to_scale': ..., 'method': ..., 'entropy_scaling': ...}}) or None, "
-                        f"got {type(bands).__name__}")
+        raise TypeError(
+            f"default_extrapolation must be a list of bands "
+            f"({{'up_to_scale': ..., 'method': ..., 'entropy_scaling': ...}}) or None, "
+            f"got {type(bands).__name__}"
+        )
     checked, previous = [], 0.0
     for index, band in enumerate(bands):
         checked.append(_check_band(band, index, index == len(bands) - 1, previous, video))
@@ -59,6 +61,7 @@ def check_default_extrapolation(bands, video: bool | None = None) -> list[dict] 
 
 def _check_band(band, index: int, last: bool, previous: float, video: bool | None) -> dict:
     """One band of a `default_extrapolation`, checked (up_to_scale above `previous`); a copy."""
+
     def bad(problem: str) -> ValueError:
         return ValueError(f"default_extrapolation band {index} {band!r}: {problem}")
 
@@ -72,7 +75,7 @@ def _check_band(band, index: int, last: bool, previous: float, video: bool | Non
     scale = band["up_to_scale"]
     if scale is None:
         if not last:  # a band after an open one could never be chosen
-            raise bad("up_to_scale null (\"and beyond\") is only allowed on the last band")
+            raise bad('up_to_scale null ("and beyond") is only allowed on the last band')
     elif not is_real(scale) or not math.isfinite(scale) or scale <= 0:
         raise bad(f"up_to_scale must be a positive number (or null on the last band), got {scale!r}")
     elif scale <= previous:

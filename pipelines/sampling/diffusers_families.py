@@ -76,8 +76,9 @@ def check_family_folder(model: str) -> None:
     if name in UNREACHED:
         raise ValueError(f"{model}'s transformer {name} cannot be extrapolated: {UNREACHED[name]}")
     if family_for_class(name) is None:
-        raise ValueError(f"{model}'s transformer {name} is of no registered family; supported: "
-                         f"{', '.join(supported_classes())}")
+        raise ValueError(
+            f"{model}'s transformer {name} is of no registered family; supported: {', '.join(supported_classes())}"
+        )
 
 
 def load_family_pipeline(model: str, device: str = "auto"):
@@ -127,8 +128,18 @@ def is_video_pipeline(pipe) -> bool:
     return family_of(pipe.transformer).video
 
 
-def call_kwargs(pipe, prompt: str, height: int | None, width: int | None, frames: int | None, steps: int | None,
-                guidance: float | None, seed: int, num: int, negative_prompt: str | None) -> dict:
+def call_kwargs(
+    pipe,
+    prompt: str,
+    height: int | None,
+    width: int | None,
+    frames: int | None,
+    steps: int | None,
+    guidance: float | None,
+    seed: int,
+    num: int,
+    negative_prompt: str | None,
+) -> dict:
     """Keyword arguments for the family pipeline's __call__ ("pt" output, a seeded CPU generator)."""
     import torch
 
@@ -138,8 +149,9 @@ def call_kwargs(pipe, prompt: str, height: int | None, width: int | None, frames
     for name, value in (("height", height), ("width", width), ("frames", frames), ("steps", steps), ("num", num)):
         if value is not None and (not is_int(value) or value <= 0):
             raise ValueError(f"--{name} must be a positive integer, got {value}")
-    kwargs = dict(prompt=prompt, height=height, width=width, generator=torch.Generator().manual_seed(seed),
-                  output_type="pt")
+    kwargs = dict(
+        prompt=prompt, height=height, width=width, generator=torch.Generator().manual_seed(seed), output_type="pt"
+    )
     kwargs["num_videos_per_prompt" if video else "num_images_per_prompt"] = num
     if frames is not None:
         kwargs["num_frames"] = frames
@@ -166,8 +178,10 @@ def fit_to_call(pipe, kwargs: dict) -> dict:
     name = type(pipe).__name__
     if "num_frames" in kwargs and "num_frames" not in parameters and "frames" in parameters:
         kwargs["frames"] = kwargs.pop("num_frames")
-    for given, taken in (("num_videos_per_prompt", "num_images_per_prompt"),
-                         ("num_images_per_prompt", "num_videos_per_prompt")):
+    for given, taken in (
+        ("num_videos_per_prompt", "num_images_per_prompt"),
+        ("num_images_per_prompt", "num_videos_per_prompt"),
+    ):
         if given in kwargs and given not in parameters and taken in parameters:
             kwargs[taken] = kwargs.pop(given)
     plain = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -202,5 +216,15 @@ def generate(pipe, extrapolation, trained_grid: Sequence[int] | None = None, opt
     return result.float().clamp(0, 1).cpu()
 
 
-__all__ = ["call_kwargs", "check_family_folder", "fit_to_call", "generate", "is_family_model", "is_video_pipeline",
-           "load_family_pipeline", "pipeline_class_of", "transformer_class_of", "video_of_folder"]
+__all__ = [
+    "call_kwargs",
+    "check_family_folder",
+    "fit_to_call",
+    "generate",
+    "is_family_model",
+    "is_video_pipeline",
+    "load_family_pipeline",
+    "pipeline_class_of",
+    "transformer_class_of",
+    "video_of_folder",
+]

@@ -68,9 +68,10 @@ def _process_limits() -> list[int]:
             limits.append(soft - mapped * os.sysconf("SC_PAGE_SIZE"))
     except (ImportError, ValueError, OSError):
         pass
-    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+    for limit_file, usage_file in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+    ):
         limit, usage = _read_int(limit_file), _read_int(usage_file)
         if limit is not None and usage is not None and limit < 1 << 60:  # "max" or a huge number: no limit
             limits.append(limit - usage)
@@ -107,8 +108,10 @@ def check_fits(needed: int, device, what: str, advice: str = "") -> None:
     free = available_bytes(device)
     if free is None or needed <= free * HEADROOM:
         return
-    raise ValueError(f"{what} needs about {_gib(needed)}, more than the {_gib(free)} free on "
-                     f"{torch.device(device).type}{'; ' + advice if advice else ''}")
+    raise ValueError(
+        f"{what} needs about {_gib(needed)}, more than the {_gib(free)} free on "
+        f"{torch.device(device).type}{'; ' + advice if advice else ''}"
+    )
 
 
 def largest_fitting(count: int, cost: Callable[[int], int], budget: int) -> int:
@@ -145,8 +148,13 @@ def shuffle_bytes(num_items: int, batch_size: int) -> int:
 
 def check_shuffle(num_items: int, batch_size: int, flag: str = "dataset_size") -> None:
     """ValueError, with the most items that fit, if an epoch's order of `num_items` does not fit in memory."""
-    _check_count(num_items, lambda n: shuffle_bytes(n, batch_size), "cpu",
-                 f"{flag} {num_items}: an epoch's order of the items", flag)
+    _check_count(
+        num_items,
+        lambda n: shuffle_bytes(n, batch_size),
+        "cpu",
+        f"{flag} {num_items}: an epoch's order of the items",
+        flag,
+    )
 
 
 def read_small_file(path: str | Path, argument: str, limit: int = MAX_TEXT_FILE_BYTES) -> bytes:
@@ -162,8 +170,9 @@ def read_small_file(path: str | Path, argument: str, limit: int = MAX_TEXT_FILE_
         return file.read(limit + 1)
 
 
-def sampling_bytes(model, batch: int, shape: Sequence[int], guidance: bool, dtype: torch.dtype | None = None,
-                   steps: int = 0) -> int:
+def sampling_bytes(
+    model, batch: int, shape: Sequence[int], guidance: bool, dtype: torch.dtype | None = None, steps: int = 0
+) -> int:
     """Estimated peak bytes of sampling `batch` samples of `shape` pixels ((h, w) or (t, h, w)) with `model`
     in `steps` steps. guidance: classifier-free guidance runs the model on twice the batch."""
     config = model.config
@@ -198,12 +207,18 @@ def training_bytes(model, batch: int, shape: Sequence[int]) -> int:
 def check_training_memory(model, batch: int, shape: Sequence[int], device) -> None:
     """ValueError, with the largest batch that fits, if a training step of `batch` x `shape` does not fit."""
     size = "x".join(map(str, shape))
-    _check_count(batch, lambda n: training_bytes(model, n, shape), device,
-                 f"batch_size {batch} at {size}: a training step", "--batch-size")
+    _check_count(
+        batch,
+        lambda n: training_bytes(model, n, shape),
+        device,
+        f"batch_size {batch} at {size}: a training step",
+        "--batch-size",
+    )
 
 
-def largest_fitting_shape(model, batch: int, shape: Sequence[int], guidance: bool, budget: int,
-                          steps: int = 0) -> tuple[int, ...] | None:
+def largest_fitting_shape(
+    model, batch: int, shape: Sequence[int], guidance: bool, budget: int, steps: int = 0
+) -> tuple[int, ...] | None:
     """The largest (h, w) (frames kept) of the aspect of `shape`, in whole patches, that fits `budget`;
     None if not even one patch does."""
     patch = model.patchify.patch
@@ -212,8 +227,9 @@ def largest_fitting_shape(model, batch: int, shape: Sequence[int], guidance: boo
     best = None
     for _ in range(40):  # bisect the scale of height and width
         middle = (low + high) / 2
-        candidate = tuple(shape[:spatial]) + tuple(max(p, int(s * middle) // p * p) for s, p in
-                                                   zip(shape[spatial:], patch[spatial:], strict=True))
+        candidate = tuple(shape[:spatial]) + tuple(
+            max(p, int(s * middle) // p * p) for s, p in zip(shape[spatial:], patch[spatial:], strict=True)
+        )
         if sampling_bytes(model, batch, candidate, guidance, steps=steps) <= budget:
             best, low = candidate, middle
         else:
@@ -221,8 +237,16 @@ def largest_fitting_shape(model, batch: int, shape: Sequence[int], guidance: boo
     return best
 
 
-def check_sampling_memory(model, batch: int, shape: Sequence[int], guidance: bool, device, argument: str = "size",
-                          steps: int = 0, per_batch: int = 1) -> None:
+def check_sampling_memory(
+    model,
+    batch: int,
+    shape: Sequence[int],
+    guidance: bool,
+    device,
+    argument: str = "size",
+    steps: int = 0,
+    per_batch: int = 1,
+) -> None:
     """ValueError, with a size and a --num that fit, if sampling `batch` x `shape` in `steps` steps on
     `device` needs more than the free memory. per_batch: samples per --num (the rows of a grid)."""
     free = available_bytes(device)
@@ -239,17 +263,39 @@ def check_sampling_memory(model, batch: int, shape: Sequence[int], guidance: boo
         advice.append(f"at most --num {fewer // per_batch} fits at this size")
     fitting = largest_fitting_shape(model, batch, shape, guidance, budget, steps)
     if fitting is not None and fitting != tuple(shape):
-        advice.append(f"the largest {'x'.join(map(str, fitting))} at this aspect fits (--height {fitting[-2]} "
-                      f"--width {fitting[-1]})")
+        advice.append(
+            f"the largest {'x'.join(map(str, fitting))} at this aspect fits (--height {fitting[-2]} "
+            f"--width {fitting[-1]})"
+        )
     if steps_bytes(steps) > budget:
         advice.append(f"at most --steps {largest_fitting(steps, steps_bytes, budget)} fit")
     advice = "; or ".join(advice) or "sample fewer at once (--num) or on a device with more memory"
-    raise ValueError(f"{argument}: sampling {batch} x {size} in {steps} steps needs about {_gib(needed)}, more than "
-                     f"the {_gib(free)} free on {torch.device(device).type}; {advice}")
+    raise ValueError(
+        f"{argument}: sampling {batch} x {size} in {steps} steps needs about {_gib(needed)}, more than "
+        f"the {_gib(free)} free on {torch.device(device).type}; {advice}"
+    )
 
 
-__all__ = ["HEADROOM", "MAX_ASPECT_MISMATCH", "MAX_CONFIG_VALUES", "MAX_FPS", "MAX_IMAGE_PIXELS",
-           "MAX_SAFETENSORS_HEADER", "MAX_TEXT_FILE_BYTES", "MIN_FPS", "available_bytes", "check_fits",
-           "check_sampling_memory", "check_shuffle", "check_steps", "check_training_memory", "largest_fitting",
-           "largest_fitting_shape", "read_small_file", "sampling_bytes", "shuffle_bytes", "steps_bytes",
-           "training_bytes"]
+__all__ = [
+    "HEADROOM",
+    "MAX_ASPECT_MISMATCH",
+    "MAX_CONFIG_VALUES",
+    "MAX_FPS",
+    "MAX_IMAGE_PIXELS",
+    "MAX_SAFETENSORS_HEADER",
+    "MAX_TEXT_FILE_BYTES",
+    "MIN_FPS",
+    "available_bytes",
+    "check_fits",
+    "check_sampling_memory",
+    "check_shuffle",
+    "check_steps",
+    "check_training_memory",
+    "largest_fitting",
+    "largest_fitting_shape",
+    "read_small_file",
+    "sampling_bytes",
+    "shuffle_bytes",
+    "steps_bytes",
+    "training_bytes",
+]

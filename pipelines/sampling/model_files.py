@@ -42,8 +42,23 @@ def read_json(path: Path, argument: str) -> Any:
         raise ValueError(f"{argument}: {str(path)!r} is nested too deeply") from None
 
 
-_DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
-                "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+_DTYPE_BYTES = {
+    "F64": 8,
+    "I64": 8,
+    "U64": 8,
+    "F32": 4,
+    "I32": 4,
+    "U32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "I16": 2,
+    "U16": 2,
+    "I8": 1,
+    "U8": 1,
+    "BOOL": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+}
 
 
 def safetensors_header(file: Path, argument: str) -> dict[str, tuple[tuple[int, ...], int]]:
@@ -75,7 +90,8 @@ def safetensors_header(file: Path, argument: str) -> dict[str, tuple[tuple[int, 
             shape, (start, stop) = tuple(entry["shape"]), entry["data_offsets"]
             count = math.prod(shape)
             valid = all(isinstance(n, int) and n >= 0 for n in (*shape, start, stop)) and (
-                stop - start == count * _DTYPE_BYTES.get(entry["dtype"], (stop - start) // max(1, count)))
+                stop - start == count * _DTYPE_BYTES.get(entry["dtype"], (stop - start) // max(1, count))
+            )
         except (TypeError, KeyError, ValueError):
             valid = False
         if not valid:
@@ -83,8 +99,10 @@ def safetensors_header(file: Path, argument: str) -> dict[str, tuple[tuple[int, 
         tensors[name], end = (shape, stop - start), max(end, stop)
     if end != size - 8 - length:
         what = "truncated" if end > size - 8 - length else "longer than its tensors"
-        raise ValueError(f"{argument}: {str(file)!r} is {what}: its tensors take {end} bytes after the header, the "
-                         f"file holds {size - 8 - length}")
+        raise ValueError(
+            f"{argument}: {str(file)!r} is {what}: its tensors take {end} bytes after the header, the "
+            f"file holds {size - 8 - length}"
+        )
     return tensors
 
 
@@ -103,8 +121,14 @@ def weight_shapes(folder: Path, argument: str) -> dict[str, tuple[int, ...]]:
         files = [folder / WEIGHTS]
     else:
         pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES) if folder.is_dir() else []
-        hint = (f"; it holds only pickle weights ({', '.join(pickles)}), which are never loaded because unpickling "
-                "can run code: convert them to safetensors") if pickles else ""
+        hint = (
+            (
+                f"; it holds only pickle weights ({', '.join(pickles)}), which are never loaded because unpickling "
+                "can run code: convert them to safetensors"
+            )
+            if pickles
+            else ""
+        )
         raise ValueError(f"{argument}: {str(folder)!r} has no {WEIGHTS}{hint}")
     shapes: dict[str, tuple[int, ...]] = {}
     total = 0
@@ -133,8 +157,9 @@ def check_model_folder(folder: str | Path, argument: str = "model") -> dict[str,
     return config
 
 
-def check_config_fits(config: dict[str, Any], shapes: dict[str, tuple[int, ...]], argument: str, config_file: Path,
-                      weights: str) -> None:
+def check_config_fits(
+    config: dict[str, Any], shapes: dict[str, tuple[int, ...]], argument: str, config_file: Path, weights: str
+) -> None:
     """ValueError naming `argument` unless a DiT `config` (a config.json's dict) builds exactly the tensors
     `shapes` (name -> shape of the weights, `weights` naming where they are). A depth that disagrees is named
     before any model is built; then the config is built on the meta device (no memory) to compare shapes."""
@@ -144,8 +169,10 @@ def check_config_fits(config: dict[str, Any], shapes: dict[str, tuple[int, ...]]
 
     blocks = {int(m.group(1)) for k in shapes if (m := _BLOCK.match(k))}
     if blocks and len(blocks) != config.get("depth"):  # before a model of that depth is built
-        raise ValueError(f"{argument}: {str(config_file)!r} says depth {config.get('depth')} but the weights hold "
-                         f"{len(blocks)} blocks; the config does not belong to these weights")
+        raise ValueError(
+            f"{argument}: {str(config_file)!r} says depth {config.get('depth')} but the weights hold "
+            f"{len(blocks)} blocks; the config does not belong to these weights"
+        )
     try:
         with torch.device("meta"):  # shapes only: no memory, no initialisation cost
             model = DiT.from_config({k: v for k, v in config.items() if not k.startswith("_")})
@@ -180,11 +207,14 @@ def check_pipeline_folder(folder: str | Path, argument: str = "--model") -> None
             raise ValueError(f"{argument}: model_index.json must name its {component} as [library, class]")
     library = index["transformer"][0]
     if library != "axialrope" and not library.startswith("axialrope."):
-        raise ValueError(f"{argument}: model_index.json names a transformer from {library!r}; "
-                         "an axialrope pipeline's transformer comes from axialrope.models")
+        raise ValueError(
+            f"{argument}: model_index.json names a transformer from {library!r}; "
+            "an axialrope pipeline's transformer comes from axialrope.models"
+        )
     if index["scheduler"][0] != "diffusers":
-        raise ValueError(f"{argument}: model_index.json names a scheduler from {index['scheduler'][0]!r}, "
-                         "not diffusers")
+        raise ValueError(
+            f"{argument}: model_index.json names a scheduler from {index['scheduler'][0]!r}, not diffusers"
+        )
     scheduler = folder / "scheduler" / "scheduler_config.json"
     if not isinstance(read_json(scheduler, argument), dict):
         raise ValueError(f"{argument}: {str(scheduler)!r} must hold a JSON object")

@@ -44,8 +44,9 @@ def save_grid(images: torch.Tensor, path: str | Path, per_row: int = 8, padding:
 
 def video_grid(videos: torch.Tensor, padding: int = 2) -> torch.Tensor:
     """(b, t, c, h, w) -> (t, c, H, W): frame i of every video side by side, one row."""
-    return torch.stack([make_grid(videos[:, i].float().cpu(), nrow=videos.shape[0], padding=padding)
-                        for i in range(videos.shape[1])])
+    return torch.stack(
+        [make_grid(videos[:, i].float().cpu(), nrow=videos.shape[0], padding=padding) for i in range(videos.shape[1])]
+    )
 
 
 def to_uint8_frames(frames: torch.Tensor) -> np.ndarray:
@@ -100,5 +101,15 @@ def _parent_made(path: str | Path) -> Path:
     return path
 
 
-__all__ = ["IMAGE_SUFFIXES", "VIDEO_SUFFIXES", "check_output_path", "save_frames", "save_gif", "save_grid",
-           "save_mp4", "save_videos", "to_uint8_frames", "video_grid"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "VIDEO_SUFFIXES",
+    "check_output_path",
+    "save_frames",
+    "save_gif",
+    "save_grid",
+    "save_mp4",
+    "save_videos",
+    "to_uint8_frames",
+    "video_grid",
+]

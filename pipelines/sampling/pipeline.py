@@ -129,8 +129,14 @@ class AxialDiTPipeline(DiffusionPipeline):
     model_cpu_offload_seq = "transformer"
     _callback_tensor_inputs = ["latents"]
 
-    def __init__(self, transformer, scheduler, class_names: Sequence[str] | None = None, objective: str | None = None,
-                 default_extrapolation: list[dict] | None = None):
+    def __init__(
+        self,
+        transformer,
+        scheduler,
+        class_names: Sequence[str] | None = None,
+        objective: str | None = None,
+        default_extrapolation: list[dict] | None = None,
+    ):
         super().__init__()
         if class_names is not None:
             class_names = list(class_names)
@@ -140,20 +146,28 @@ class AxialDiTPipeline(DiffusionPipeline):
                 )
         objective = scheduler_objective(scheduler) if objective is None else objective
         if objective not in OBJECTIVE_NAMES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVE_NAMES)} (what the DiT was trained with), "
-                             f"got {objective!r}")
+            raise ValueError(
+                f"objective must be one of {', '.join(OBJECTIVE_NAMES)} (what the DiT was trained with), "
+                f"got {objective!r}"
+            )
         check_scheduler(scheduler, objective)
         default_extrapolation = check_default_extrapolation(default_extrapolation, transformer.n_axes == 3)
         self.register_modules(transformer=transformer, scheduler=scheduler)
-        self.register_to_config(class_names=class_names, objective=objective,
-                                default_extrapolation=default_extrapolation)
+        self.register_to_config(
+            class_names=class_names, objective=objective, default_extrapolation=default_extrapolation
+        )
         # the DiT works on pixels in [-1, 1]: the processors only denormalise and convert, never resize
         self.image_processor = VaeImageProcessor(vae_scale_factor=1, do_resize=False)
         self.video_processor = VideoProcessor(vae_scale_factor=1, do_resize=False)
 
     @classmethod
-    def from_model(cls, transformer, objective: str = "flow", class_names: Sequence[str] | None = None,
-                   default_extrapolation: list[dict] | None = None) -> AxialDiTPipeline:
+    def from_model(
+        cls,
+        transformer,
+        objective: str = "flow",
+        class_names: Sequence[str] | None = None,
+        default_extrapolation: list[dict] | None = None,
+    ) -> AxialDiTPipeline:
         """A pipeline for a DiT trained with `objective` ("flow" or "ddpm"), with the training code's scheduler."""
         return cls(transformer, make_objective(objective).scheduler(), class_names, objective, default_extrapolation)
 
@@ -163,9 +177,18 @@ class AxialDiTPipeline(DiffusionPipeline):
         `FALLBACK_EXTRAPOLATION`)."""
         self.register_to_config(default_extrapolation=check_default_extrapolation(bands, self.is_video))
 
-    def calibrate(self, reference_images, scales: Sequence[float] = DEFAULT_SCALES, methods=None,
-                  num: int = DEFAULT_NUM, steps: int = DEFAULT_STEPS, seeds: int = DEFAULT_SEEDS,
-                  guidance_scale: float | None = None, class_labels=None, progress: bool = True):
+    def calibrate(
+        self,
+        reference_images,
+        scales: Sequence[float] = DEFAULT_SCALES,
+        methods=None,
+        num: int = DEFAULT_NUM,
+        steps: int = DEFAULT_STEPS,
+        seeds: int = DEFAULT_SEEDS,
+        guidance_scale: float | None = None,
+        class_labels=None,
+        progress: bool = True,
+    ):
         """Measure every method at each scale on `reference_images` (a folder, as training reads one; a tensor
         (n, 3, H, W) in [0, 1]; or PIL images) and record the best per scale as `default_extrapolation`.
 
@@ -177,8 +200,9 @@ class AxialDiTPipeline(DiffusionPipeline):
         from ..evaluation.calibrate import calibrate
         from ..evaluation.references import ReferenceImages
 
-        references = ReferenceImages(reference_images, self.config.class_names, self.transformer.config.num_classes,
-                                     labels=class_labels)
+        references = ReferenceImages(
+            reference_images, self.config.class_names, self.transformer.config.num_classes, labels=class_labels
+        )
         result = calibrate(self, references, scales, methods, num, steps, seeds, guidance_scale, progress)
         self.set_default_extrapolation(result.bands)
         return result
@@ -198,14 +222,17 @@ class AxialDiTPipeline(DiffusionPipeline):
             raise FileNotFoundError(f"model folder {str(path)!r} does not exist")
         if not (folder / "model_index.json").is_file():
             bare = "; a bare model folder loads with DiT.from_pretrained" if (folder / "config.json").is_file() else ""
-            raise ValueError(f"{str(path)!r} is not a pipeline folder: it has no model_index.json. A training run, "
-                             f"one of its checkpoints or its model/ or model_ema/ loads with "
-                             f"axialrope.pipelines.load_run_pipeline({str(path)!r}){bare}")
+            raise ValueError(
+                f"{str(path)!r} is not a pipeline folder: it has no model_index.json. A training run, "
+                f"one of its checkpoints or its model/ or model_ema/ loads with "
+                f"axialrope.pipelines.load_run_pipeline({str(path)!r}){bare}"
+            )
         index = json.loads((folder / "model_index.json").read_text())
         name = index.get("_class_name")
         if name != cls.__name__ and not (name in LEGACY_CLASS_NAMES and is_axialrope_index(index)):
-            raise ValueError(f"{str(path)!r} holds a {name!r}; "
-                             f"{cls.__name__}.from_pretrained loads {cls.__name__} folders")
+            raise ValueError(
+                f"{str(path)!r} holds a {name!r}; {cls.__name__}.from_pretrained loads {cls.__name__} folders"
+            )
         # an edited default_extrapolation: its error before the weights load (__init__ checks it again, with the model)
         check_default_extrapolation(index.get("default_extrapolation"))
         return super().from_pretrained(str(folder), **kwargs)
@@ -237,9 +264,21 @@ class AxialDiTPipeline(DiffusionPipeline):
             raise ValueError(f"class id {label} is out of range: this model has classes 0 .. {num_classes - 1}")
         return int(label)
 
-    def check_inputs(self, class_labels, height, width, num_frames, num_inference_steps, guidance_scale,
-                     num_images_per_prompt, latents, output_type, callback_on_step_end,
-                     callback_on_step_end_tensor_inputs, batch_size) -> None:
+    def check_inputs(
+        self,
+        class_labels,
+        height,
+        width,
+        num_frames,
+        num_inference_steps,
+        guidance_scale,
+        num_images_per_prompt,
+        latents,
+        output_type,
+        callback_on_step_end,
+        callback_on_step_end_tensor_inputs,
+        batch_size,
+    ) -> None:
         """Raise a ValueError or TypeError naming the first bad argument of a `__call__` (diffusers' check_inputs).
 
         What needs the batch (the latents' shape) is checked by `prepare_latents`, labels by `prepare_class_labels`.
@@ -262,16 +301,20 @@ class AxialDiTPipeline(DiffusionPipeline):
             if not isinstance(latents, torch.Tensor):
                 raise TypeError(f"latents must be a torch.Tensor {self._latents_layout}, got {type(latents).__name__}")
             if not latents.is_floating_point():
-                raise ValueError(f"latents must be a floating-point tensor (standard normal noise), "
-                                 f"got dtype {latents.dtype}")
+                raise ValueError(
+                    f"latents must be a floating-point tensor (standard normal noise), got dtype {latents.dtype}"
+                )
             bad = int((~torch.isfinite(latents)).sum())
             if bad:
-                raise ValueError(f"latents must be finite (standard normal noise), but {bad} of its "
-                                 f"{latents.numel()} values are NaN or infinite")
+                raise ValueError(
+                    f"latents must be finite (standard normal noise), but {bad} of its "
+                    f"{latents.numel()} values are NaN or infinite"
+                )
         self._callback_tensor_names(callback_on_step_end, callback_on_step_end_tensor_inputs)
 
-    def prepare_class_labels(self, class_labels, batch_size: int = 1,
-                             num_images_per_prompt: int = 1) -> tuple[torch.Tensor | None, int]:
+    def prepare_class_labels(
+        self, class_labels, batch_size: int = 1, num_images_per_prompt: int = 1
+    ) -> tuple[torch.Tensor | None, int]:
         """(labels (b,) long on the CPU or None, b) from the user's class_labels: b = labels (or batch_size when
         class_labels is None) x num_images_per_prompt, each label's samples next to each other."""
         if class_labels is None:
@@ -288,8 +331,14 @@ class AxialDiTPipeline(DiffusionPipeline):
         ids = ids.repeat_interleave(num_images_per_prompt)
         return ids, len(ids)
 
-    def prepare_latents(self, shape: tuple[int, ...], generator: torch.Generator | None, device: torch.device,
-                        latents: torch.Tensor | None = None, scheduler=None) -> torch.Tensor:
+    def prepare_latents(
+        self,
+        shape: tuple[int, ...],
+        generator: torch.Generator | None,
+        device: torch.device,
+        latents: torch.Tensor | None = None,
+        scheduler=None,
+    ) -> torch.Tensor:
         """The initial noise `shape` (b, c, h, w) or (b, c, t, h, w), float32 on `device`, times the init_noise_sigma
         of `scheduler` (default the pipeline's; its timesteps set): `latents` (checked against `shape`), or drawn
         on the CPU from `generator` (the same samples on any device), frame-correlated for a video model trained
@@ -297,8 +346,10 @@ class AxialDiTPipeline(DiffusionPipeline):
         if latents is None:
             latents = draw_noise(shape, self.transformer.config.frame_noise_correlation, generator)
         elif tuple(latents.shape) != shape:
-            raise ValueError(f"latents must have shape {shape}, {self._latents_layout} of the samples asked for "
-                             f"(labels x num_images_per_prompt, and the size), got {tuple(latents.shape)}")
+            raise ValueError(
+                f"latents must have shape {shape}, {self._latents_layout} of the samples asked for "
+                f"(labels x num_images_per_prompt, and the size), got {tuple(latents.shape)}"
+            )
         return latents.to(device).float() * initial_noise_sigma(self.scheduler if scheduler is None else scheduler)
 
     @property
@@ -327,8 +378,13 @@ class AxialDiTPipeline(DiffusionPipeline):
         """The token grid of a sample of `shape` pixels (frames), (h, w) or (t, h, w)."""
         return tuple(s // p for s, p in zip(shape, self.transformer.patchify.patch, strict=True))
 
-    def resolve_extrapolation(self, height: int | None = None, width: int | None = None,
-                              num_frames: int | None = None, entropy_scaling: bool = False) -> Extrapolation:
+    def resolve_extrapolation(
+        self,
+        height: int | None = None,
+        width: int | None = None,
+        num_frames: int | None = None,
+        entropy_scaling: bool = False,
+    ) -> Extrapolation:
         """The `Extrapolation` that `extrapolation="auto"` samples this size with (default: the trained size).
 
         For the scale s (the largest ratio over the axes of requested to trained tokens): "none" if s <= 1; else
@@ -336,8 +392,9 @@ class AxialDiTPipeline(DiffusionPipeline):
         covers s, the last band beyond them all. A sin-cos model gets "none" with the band's entropy_scaling.
         `entropy_scaling=True` turns entropy scaling on in any case.
         """
-        return self._auto_extrapolation(self._token_grid(self._sample_shape(height, width, num_frames)),
-                                        entropy_scaling)
+        return self._auto_extrapolation(
+            self._token_grid(self._sample_shape(height, width, num_frames)), entropy_scaling
+        )
 
     def _auto_extrapolation(self, grid: Sequence[int], entropy_scaling: bool = False) -> Extrapolation:
         """`resolve_extrapolation` for a token grid."""
@@ -366,15 +423,20 @@ class AxialDiTPipeline(DiffusionPipeline):
         if isinstance(callback, (PipelineCallback, MultiPipelineCallbacks)):
             tensor_inputs = callback.tensor_inputs
         if callback is not None and not callable(callback):
-            raise TypeError(f"callback_on_step_end must be callable as (pipe, step, timestep, callback_kwargs), "
-                            f"got {type(callback).__name__}")
+            raise TypeError(
+                f"callback_on_step_end must be callable as (pipe, step, timestep, callback_kwargs), "
+                f"got {type(callback).__name__}"
+            )
         if isinstance(tensor_inputs, str) or not isinstance(tensor_inputs, Sequence):
-            raise ValueError(f"callback_on_step_end_tensor_inputs must be a list of names from "
-                             f"{self._callback_tensor_inputs}, got {tensor_inputs!r}")
+            raise ValueError(
+                f"callback_on_step_end_tensor_inputs must be a list of names from "
+                f"{self._callback_tensor_inputs}, got {tensor_inputs!r}"
+            )
         unknown = [name for name in tensor_inputs if name not in self._callback_tensor_inputs]
         if unknown:
-            raise ValueError(f"callback_on_step_end_tensor_inputs must be in {self._callback_tensor_inputs}, "
-                             f"but found {unknown}")
+            raise ValueError(
+                f"callback_on_step_end_tensor_inputs must be in {self._callback_tensor_inputs}, but found {unknown}"
+            )
         return list(tensor_inputs)
 
     def _run_callback(self, callback, tensor_inputs: list[str], step: int, timestep, latents: torch.Tensor):
@@ -384,13 +446,15 @@ class AxialDiTPipeline(DiffusionPipeline):
         if outputs is None:
             return latents
         if not isinstance(outputs, dict):
-            raise TypeError(f"callback_on_step_end must return a dict of tensors (or None), "
-                            f"got {type(outputs).__name__}")
+            raise TypeError(
+                f"callback_on_step_end must return a dict of tensors (or None), got {type(outputs).__name__}"
+            )
         replaced = outputs.pop("latents", latents)
         if not isinstance(replaced, torch.Tensor) or replaced.shape != latents.shape:
             got = tuple(replaced.shape) if isinstance(replaced, torch.Tensor) else type(replaced).__name__
-            raise ValueError(f"callback_on_step_end returned latents of shape {got}; "
-                             f"they must keep {tuple(latents.shape)}")
+            raise ValueError(
+                f"callback_on_step_end returned latents of shape {got}; they must keep {tuple(latents.shape)}"
+            )
         return replaced.to(latents.device, torch.float32)
 
     # -- sampling --------------------------------------------------------------------------
@@ -433,16 +497,28 @@ class AxialDiTPipeline(DiffusionPipeline):
                 instance; default the pipeline's own.
         """
         # 1. Check inputs, before any work
-        self.check_inputs(class_labels, height, width, num_frames, num_inference_steps, guidance_scale,
-                          num_images_per_prompt, latents, output_type, callback_on_step_end,
-                          callback_on_step_end_tensor_inputs, batch_size)
+        self.check_inputs(
+            class_labels,
+            height,
+            width,
+            num_frames,
+            num_inference_steps,
+            guidance_scale,
+            num_images_per_prompt,
+            latents,
+            output_type,
+            callback_on_step_end,
+            callback_on_step_end_tensor_inputs,
+            batch_size,
+        )
         tensor_inputs = self._callback_tensor_names(callback_on_step_end, callback_on_step_end_tensor_inputs)
         guidance_scale = float(guidance_scale)
         labels, batch = self.prepare_class_labels(class_labels, batch_size, num_images_per_prompt)
         shape = self._sample_shape(height, width, num_frames)
         grid = self._token_grid(shape)
-        method = make_extrapolation(extrapolation, entropy_scaling,
-                                    auto=lambda entropy_scaling: self._auto_extrapolation(grid, entropy_scaling))
+        method = make_extrapolation(
+            extrapolation, entropy_scaling, auto=lambda entropy_scaling: self._auto_extrapolation(grid, entropy_scaling)
+        )
         sampler = self._scheduler(scheduler)
         transformer, device = self.transformer, self._execution_device
         rope = RopeSwitcher(transformer, method, grid)  # checks the method against the model and the grid
@@ -450,8 +526,9 @@ class AxialDiTPipeline(DiffusionPipeline):
         # 2. Timesteps and initial noise (a scheduler's init_noise_sigma may depend on its timesteps)
         sampler.set_timesteps(num_inference_steps, device=device)
         timesteps, num_train_timesteps = sampler.timesteps, sampler.config.num_train_timesteps
-        latents = self.prepare_latents((batch, transformer.config.in_channels, *shape), generator, device, latents,
-                                       sampler)
+        latents = self.prepare_latents(
+            (batch, transformer.config.in_channels, *shape), generator, device, latents, sampler
+        )
         labels = None if labels is None else labels.to(device)
         step_kwargs = scheduler_step_kwargs(sampler, generator)
 
@@ -461,8 +538,9 @@ class AxialDiTPipeline(DiffusionPipeline):
                 for i, t in enumerate(timesteps):
                     rope.set_time(float(t) / num_train_timesteps)
                     latent_model_input = scaled_model_input(sampler, latents, t)
-                    noise_pred = guided_prediction(transformer, latent_model_input, t, labels, guidance_scale,
-                                                   transformer.null_class)
+                    noise_pred = guided_prediction(
+                        transformer, latent_model_input, t, labels, guidance_scale, transformer.null_class
+                    )
                     latents = sampler.step(noise_pred, t, latents, **step_kwargs).prev_sample
                     if callback_on_step_end is not None:
                         latents = self._run_callback(callback_on_step_end, tensor_inputs, i, t, latents)

@@ -28,8 +28,13 @@ def register_with_diffusers(pipeline_class: type) -> None:
 def is_axialrope_index(index: dict) -> bool:
     """True if a model_index.json's transformer is an axialrope DiT (a folder this project wrote)."""
     transformer = index.get("transformer")
-    return (isinstance(transformer, list) and len(transformer) == 2 and isinstance(transformer[0], str)
-            and transformer[0].startswith("axialrope.") and transformer[1] == "DiT")
+    return (
+        isinstance(transformer, list)
+        and len(transformer) == 2
+        and isinstance(transformer[0], str)
+        and transformer[0].startswith("axialrope.")
+        and transformer[1] == "DiT"
+    )
 
 
 __all__ = ["LEGACY_CLASS_NAMES", "is_axialrope_index", "register_with_diffusers"]

@@ -57,8 +57,9 @@ def pipeline_from_config(folder: str | Path, transformer, pipeline_class: type =
 
     scheduler_class = getattr(diffusers, scheduler_name)
     scheduler = scheduler_class.from_config(scheduler_class.load_config(str(folder / "scheduler")))
-    return pipeline_class(transformer, scheduler, index.get("class_names"), index.get("objective"),
-                          index.get("default_extrapolation"))
+    return pipeline_class(
+        transformer, scheduler, index.get("class_names"), index.get("objective"), index.get("default_extrapolation")
+    )
 
 
 def _is_checkpoint(path: Path) -> bool:
@@ -76,8 +77,9 @@ def _has_config(run: Path) -> bool:
 def _looks_like_old_run(path: Path) -> bool:
     """A run folder, or a part of one, written before runs kept their pipeline-config/."""
     candidates = [path, path.parent] + ([path.parent.parent] if _is_checkpoint(path) else [])
-    return any((c / "config.yaml").is_file() and ((c / "model_ema").is_dir() or (c / CHECKPOINTS).is_dir())
-               for c in candidates)
+    return any(
+        (c / "config.yaml").is_file() and ((c / "model_ema").is_dir() or (c / CHECKPOINTS).is_dir()) for c in candidates
+    )
 
 
 def find_in_run(path: str | Path) -> tuple[str, Path, Path | None] | None:
@@ -94,8 +96,10 @@ def find_in_run(path: str | Path) -> tuple[str, Path, Path | None] | None:
     if _has_config(path):  # a run that has not finished (or was stopped): its newest checkpoint
         newest = latest_checkpoint(path / CHECKPOINTS)
         if newest is None:
-            raise ValueError(f"{str(path)!r} is a training run with no weights yet: it has neither finished "
-                             f"(no {PIPELINE}/) nor saved a checkpoint")
+            raise ValueError(
+                f"{str(path)!r} is a training run with no weights yet: it has neither finished "
+                f"(no {PIPELINE}/) nor saved a checkpoint"
+            )
         return "checkpoint", newest, path / PIPELINE_CONFIG
     if _is_checkpoint(path) and _has_config(path.parent.parent):
         return "checkpoint", path, path.parent.parent / PIPELINE_CONFIG
@@ -139,8 +143,9 @@ def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path, ar
     if isinstance(shadow, dict) and shadow.get("shadow_params") is not None:
         ema, parameters = shadow["shadow_params"], list(transformer.parameters())
         if len(ema) != len(parameters):
-            raise ValueError(f"checkpoint {str(checkpoint)!r}: its EMA holds {len(ema)} tensors, "
-                             f"the model {len(parameters)}")
+            raise ValueError(
+                f"checkpoint {str(checkpoint)!r}: its EMA holds {len(ema)} tensors, the model {len(parameters)}"
+            )
         with torch.no_grad():
             for parameter, average in zip(parameters, ema, strict=True):
                 parameter.copy_(average)
@@ -193,9 +198,11 @@ def load_run_pipeline(path: str | Path, pipeline_class: type = AxialDiTPipeline,
         raise FileNotFoundError(f"model folder {str(path)!r} does not exist")
     found = find_in_run(path)
     if found is None:
-        raise ValueError(f"{str(path)!r} is no part of a training run (a run folder, one of its checkpoints, its "
-                         f"model/ or model_ema/); a pipeline folder loads with "
-                         f"{pipeline_class.__name__}.from_pretrained")
+        raise ValueError(
+            f"{str(path)!r} is no part of a training run (a run folder, one of its checkpoints, its "
+            f"model/ or model_ema/); a pipeline folder loads with "
+            f"{pipeline_class.__name__}.from_pretrained"
+        )
     kind, source, config_folder = found
     if kind == "pipeline":
         from .model_files import check_pipeline_folder
@@ -217,6 +224,15 @@ def load_run_transformer(path: str | Path):
     return None if found is None else _transformer(*found)
 
 
-__all__ = ["PIPELINE", "PIPELINE_CONFIG", "check_run_part", "checkpoint_transformer", "find_in_run",
-           "load_run_pipeline", "load_run_transformer", "pipeline_from_config", "save_pipeline",
-           "write_pipeline_config"]
+__all__ = [
+    "PIPELINE",
+    "PIPELINE_CONFIG",
+    "check_run_part",
+    "checkpoint_transformer",
+    "find_in_run",
+    "load_run_pipeline",
+    "load_run_transformer",
+    "pipeline_from_config",
+    "save_pipeline",
+    "write_pipeline_config",
+]

@@ -48,7 +48,7 @@ _BETA_KEYS = ("num_train_timesteps", "beta_start", "beta_end", "beta_schedule", 
 
 
 def scheduler_objective(scheduler) -> str | None:
-    """"flow" or "ddpm": the objective a scheduler instance samples; None if it samples neither."""
+    """ "flow" or "ddpm": the objective a scheduler instance samples; None if it samples neither."""
     config = scheduler.config
     if type(scheduler).__name__.startswith("FlowMatch"):
         return "flow"
@@ -96,8 +96,9 @@ def scheduler_class(name: str, objective: str) -> type:
         return cls
     other = next(o for o in SCHEDULERS if o != objective)
     if _lookup(name, other) is not None:
-        reason = (f"scheduler {name!r} samples {OBJECTIVE_NAMES[other]} models, "
-                  f"not this {OBJECTIVE_NAMES[objective]} model")
+        reason = (
+            f"scheduler {name!r} samples {OBJECTIVE_NAMES[other]} models, not this {OBJECTIVE_NAMES[objective]} model"
+        )
     else:
         reason = f"unknown scheduler {name!r}"
     raise ValueError(f"{reason}; for a {OBJECTIVE_NAMES[objective]} model choose one of {_valid(objective)}")
@@ -138,5 +139,12 @@ def check_scheduler(scheduler, objective: str) -> None:
         )
 
 
-__all__ = ["OBJECTIVE_NAMES", "SCHEDULERS", "check_scheduler", "make_scheduler",
-           "scheduler_class", "scheduler_name", "scheduler_objective"]
+__all__ = [
+    "OBJECTIVE_NAMES",
+    "SCHEDULERS",
+    "check_scheduler",
+    "make_scheduler",
+    "scheduler_class",
+    "scheduler_name",
+    "scheduler_objective",
+]

@@ -115,8 +115,11 @@ def save_checkpoint(
                 remove_tree(stale)
             temporary.mkdir()
         accelerator.wait_for_everyone()
-        mine = [train_state.write_state(temporary / f"random_states_{accelerator.process_index}.safetensors",
-                                        train_state.rng_states())]
+        mine = [
+            train_state.write_state(
+                temporary / f"random_states_{accelerator.process_index}.safetensors", train_state.rng_states()
+            )
+        ]
         if accelerator.is_main_process:
             mine += [train_state.write_state(temporary / name, value) for name, value in components.items()]
         for path in mine:
@@ -124,8 +127,14 @@ def save_checkpoint(
         accelerator.wait_for_everyone()  # every process has written its share
         if accelerator.is_main_process:
             files = {p.name: _describe(p) for p in sorted(temporary.iterdir())}
-            state = {"format": FORMAT, "version": VERSION, "step": step, "num_processes": accelerator.num_processes,
-                     **trainer, "files": files}
+            state = {
+                "format": FORMAT,
+                "version": VERSION,
+                "step": step,
+                "num_processes": accelerator.num_processes,
+                **trainer,
+                "files": files,
+            }
             state[STATE_DIGEST] = _state_digest(state)
             train_state.write_state(temporary / TRAINER_STATE, state)  # last: it vouches for the others
             if final.exists() or final.is_symlink():  # a re-run of the same step after a resume: replace it
@@ -139,7 +148,8 @@ def save_checkpoint(
         raise CheckpointWriteError(
             f"could not write checkpoint-{step:06d} in {str(root)!r}: {error.strerror or error} "
             f"({Path(error.filename).name if error.filename else 'a file'}); {kept}. Make room (or fix the folder) "
-            "and continue with --resume latest") from None
+            "and continue with --resume latest"
+        ) from None
     if accelerator.is_main_process and total_limit is not None:
         for old in list_checkpoints(root)[:-total_limit]:
             _discard(old)
@@ -209,22 +219,32 @@ def read_checkpoint(folder: str | Path, num_processes: int = 1, process_index: i
     except (ValueError, StateFileError) as error:
         raise DamagedCheckpointError(f"{name}: {error}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT or not isinstance(state.get("files"), dict):
-        raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} is not an axialrope checkpoint's (format "
-                                     f"{FORMAT!r} version {VERSION}); checkpoints written by older versions "
-                                     "cannot be resumed")
+        raise DamagedCheckpointError(
+            f"{name}: {TRAINER_STATE} is not an axialrope checkpoint's (format "
+            f"{FORMAT!r} version {VERSION}); checkpoints written by older versions "
+            "cannot be resumed"
+        )
     if state.get("version") == 1:
-        raise DamagedCheckpointError(f"{name}: written by an earlier axialrope (checkpoint version 1, whose "
-                                     f"{TRAINER_STATE} no digest covers); it cannot be resumed, and its "
-                                     "model.safetensors still holds the weights")
+        raise DamagedCheckpointError(
+            f"{name}: written by an earlier axialrope (checkpoint version 1, whose "
+            f"{TRAINER_STATE} no digest covers); it cannot be resumed, and its "
+            "model.safetensors still holds the weights"
+        )
     if state.get("version") != VERSION or state.get("step") != step:
-        raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} says version {state.get('version')!r}, step "
-                                     f"{state.get('step')!r}; expected version {VERSION}, step {step}")
+        raise DamagedCheckpointError(
+            f"{name}: {TRAINER_STATE} says version {state.get('version')!r}, step "
+            f"{state.get('step')!r}; expected version {VERSION}, step {step}"
+        )
     if state.get(STATE_DIGEST) != _state_digest(state):
-        raise DamagedCheckpointError(f"{name}: {TRAINER_STATE} does not match its own digest ({STATE_DIGEST}): "
-                                     "its counters were edited or are corrupt")
+        raise DamagedCheckpointError(
+            f"{name}: {TRAINER_STATE} does not match its own digest ({STATE_DIGEST}): "
+            "its counters were edited or are corrupt"
+        )
     if state.get("num_processes") != num_processes:
-        raise DamagedCheckpointError(f"{name}: written by {state.get('num_processes')} process(es), this run has "
-                                     f"{num_processes}; resume with the same number of processes")
+        raise DamagedCheckpointError(
+            f"{name}: written by {state.get('num_processes')} process(es), this run has "
+            f"{num_processes}; resume with the same number of processes"
+        )
     files = state["files"]
     for file_name, expected in files.items():
         path = folder / file_name
@@ -234,8 +254,9 @@ def read_checkpoint(folder: str | Path, num_processes: int = 1, process_index: i
             raise DamagedCheckpointError(f"{name}: {file_name} is missing")
         size = path.stat().st_size
         if size != expected.get("bytes"):
-            raise DamagedCheckpointError(f"{name}: {file_name} has {size} bytes, {expected.get('bytes')} were "
-                                         "written (truncated or replaced)")
+            raise DamagedCheckpointError(
+                f"{name}: {file_name} has {size} bytes, {expected.get('bytes')} were written (truncated or replaced)"
+            )
         if _sha256(path) != expected.get("sha256"):
             raise DamagedCheckpointError(f"{name}: {file_name} does not match its sha256 (corrupt or replaced)")
     rng_name = f"random_states_{process_index}.safetensors"
@@ -250,8 +271,9 @@ def read_checkpoint(folder: str | Path, num_processes: int = 1, process_index: i
         train_state.check_rng_states(rng)
     except StateFileError as error:
         raise DamagedCheckpointError(f"{name}: {error}") from None
-    trainer = {k: v for k, v in state.items()
-               if k not in ("format", "version", "step", "num_processes", "files", STATE_DIGEST)}
+    trainer = {
+        k: v for k, v in state.items() if k not in ("format", "version", "step", "num_processes", "files", STATE_DIGEST)
+    }
     problem = _trainer_problem(trainer)
     if problem:
         raise DamagedCheckpointError(f"{name}: {TRAINER_STATE}: {problem}")
@@ -262,9 +284,15 @@ def read_checkpoint(folder: str | Path, num_processes: int = 1, process_index: i
 def _trainer_problem(trainer: dict[str, Any]) -> str | None:
     """What is wrong with the loop's counters in trainer_state.json, or None."""
     data = trainer.get("data")
-    counts = {"micro_batches": trainer.get("micro_batches"), "accelerator_step": trainer.get("accelerator_step"),
-              **({f"data.{k}": data.get(k) for k in ("epoch", "batches_into_epoch")} if isinstance(data, dict) else
-                 {"data": None})}
+    counts = {
+        "micro_batches": trainer.get("micro_batches"),
+        "accelerator_step": trainer.get("accelerator_step"),
+        **(
+            {f"data.{k}": data.get(k) for k in ("epoch", "batches_into_epoch")}
+            if isinstance(data, dict)
+            else {"data": None}
+        ),
+    }
     for key, value in counts.items():
         if not is_int(value) or value < 0:
             return f"{key} must be a non-negative integer, got {value!r}"
@@ -325,7 +353,18 @@ def find_resumable(
 
 
 __all__ = [
-    "Checkpoint", "CheckpointWriteError", "DamagedCheckpointError", "checkpoint_step", "find_resumable", "fsync_path",
-    "latest_checkpoint", "list_checkpoints", "publish", "read_checkpoint", "resolve_resume", "save_checkpoint",
-    "write_atomically", "write_text_atomically",
+    "Checkpoint",
+    "CheckpointWriteError",
+    "DamagedCheckpointError",
+    "checkpoint_step",
+    "find_resumable",
+    "fsync_path",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "publish",
+    "read_checkpoint",
+    "resolve_resume",
+    "save_checkpoint",
+    "write_atomically",
+    "write_text_atomically",
 ]

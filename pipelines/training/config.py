@@ -64,7 +64,8 @@ class TrainConfig:
     init_from: str | None = _help(
         "start from these weights: a bundled model name, a pipeline or a model folder, a training run (its "
         "pipeline) or one of its checkpoints; an image model is inflated into a video model "
-        "(axialrope.models.axial_dit.inflate)", default=None
+        "(axialrope.models.axial_dit.inflate)",
+        default=None,
     )
     class_conditional: bool = _help("condition on class labels when the data has them", default=True)
     label_dropout: float = _help("probability of replacing a label by the null class (for guidance)", default=0.1)
@@ -73,7 +74,8 @@ class TrainConfig:
     timestep_sampling: str = _help("flow only: logit_normal (SD3) or uniform sigma", default="logit_normal")
     frame_noise_correlation: float = _help(
         "video only: share of the noise variance common to all frames, in [0, 1) (PYoCo's mixed noise "
-        "prior; the model's config keeps it for sampling)", default=0.0
+        "prior; the model's config keeps it for sampling)",
+        default=0.0,
     )
     # optimisation
     max_steps: int = _help("optimizer steps", default=1000)
@@ -104,11 +106,13 @@ class TrainConfig:
     # trackers and validation samples (tracking.py, validation.py)
     report_to: str = _help(
         "experiment trackers: tensorboard, wandb, all (those installed), none, or auto (tensorboard where "
-        "installed, else none); events in output_dir/logs", default="auto"
+        "installed, else none); events in output_dir/logs",
+        default="auto",
     )
     validation_steps: int | None = _help(
         "every N steps, sample the validation classes with the EMA weights into output_dir/validation and the "
-        "trackers (none: never)", default=None
+        "trackers (none: never)",
+        default=None,
     )
     validation_scales: list[float] = _help(
         "with validation_steps: also sample at these multiples (> 1) of the trained side, extrapolation auto",
@@ -119,7 +123,8 @@ class TrainConfig:
     )
     calibrate_scales: list[float] | None = _help(
         "at the end, run `axialrope calibrate` at these scales (side / trained side) on data_dir and record the "
-        "picks as the run's default extrapolation (data=image_folder)", default=None
+        "picks as the run's default extrapolation (data=image_folder)",
+        default=None,
     )
 
     # -- derived values ----------------------------------------------------------------------
@@ -199,16 +204,34 @@ class TrainConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
-        for name in ("frames", "dataset_size", "patch_size", "temporal_patch_size", "max_steps", "batch_size",
-                     "gradient_accumulation_steps", "checkpointing_steps", "log_every", "sample_steps",
-                     "samples_per_class"):
+        for name in (
+            "frames",
+            "dataset_size",
+            "patch_size",
+            "temporal_patch_size",
+            "max_steps",
+            "batch_size",
+            "gradient_accumulation_steps",
+            "checkpointing_steps",
+            "log_every",
+            "sample_steps",
+            "samples_per_class",
+        ):
             _check_int(self, name, minimum=1)
         for name in ("num_workers", "lr_warmup_steps", "seed"):
             _check_int(self, name, minimum=0)
         if self.checkpoints_total_limit is not None:
             _check_int(self, "checkpoints_total_limit", minimum=1)
-        for name in ("learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "max_grad_norm", "ema_decay",
-                     "label_dropout", "guidance_scale"):
+        for name in (
+            "learning_rate",
+            "adam_beta1",
+            "adam_beta2",
+            "weight_decay",
+            "max_grad_norm",
+            "ema_decay",
+            "label_dropout",
+            "guidance_scale",
+        ):
             value = getattr(self, name)
             if not is_real(value) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
@@ -237,11 +260,15 @@ class TrainConfig:
 
         check_frame_noise_correlation(self.frame_noise_correlation, is_video=True)
         if self.frame_noise_correlation and not self.is_video:
-            raise ValueError(f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), "
-                             f"got data={self.data!r}")
+            raise ValueError(
+                f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), got data={self.data!r}"
+            )
         axes = 3 if self.is_video else 2
-        if not isinstance(self.rope_theta, (list, tuple)) or len(self.rope_theta) not in (1, axes) or any(
-                not is_real(v) or not 1 < v < math.inf for v in self.rope_theta):
+        if (
+            not isinstance(self.rope_theta, (list, tuple))
+            or len(self.rope_theta) not in (1, axes)
+            or any(not is_real(v) or not 1 < v < math.inf for v in self.rope_theta)
+        ):
             raise ValueError(f"rope_theta must be one number above 1 or {axes} (one per axis), got {self.rope_theta!r}")
         if self.data in ("image_folder", "video_folder"):
             if not self.data_dir:
@@ -297,8 +324,10 @@ class TrainConfig:
 
             check_scales(self.calibrate_scales, "calibrate_scales")
             if self.data != "image_folder":
-                raise ValueError(f"calibrate_scales measures on the training folder: it needs data=image_folder, "
-                                 f"got data={self.data!r} (calibrate later with axialrope calibrate --reference-dir)")
+                raise ValueError(
+                    f"calibrate_scales measures on the training folder: it needs data=image_folder, "
+                    f"got data={self.data!r} (calibrate later with axialrope calibrate --reference-dir)"
+                )
         return self
 
     def _validate_tracking(self) -> None:
@@ -315,10 +344,15 @@ class TrainConfig:
         if self.validation_num_inference_steps is not None:
             check_steps(self.validation_num_inference_steps, "validation_num_inference_steps")
         scales = self.validation_scales
-        if not isinstance(scales, (list, tuple)) or any(
-                not is_real(s) or not 1 < s < math.inf for s in scales) or len(set(scales)) != len(scales):
-            raise ValueError(f"validation_scales must be distinct finite numbers above 1 (multiples of the trained "
-                             f"side), got {scales!r}")
+        if (
+            not isinstance(scales, (list, tuple))
+            or any(not is_real(s) or not 1 < s < math.inf for s in scales)
+            or len(set(scales)) != len(scales)
+        ):
+            raise ValueError(
+                f"validation_scales must be distinct finite numbers above 1 (multiples of the trained "
+                f"side), got {scales!r}"
+            )
         if scales and self.validation_steps is None:
             raise ValueError("validation_scales is only read with validation_steps: give --validation-steps N")
 
@@ -374,15 +408,20 @@ def _load_yaml(text: str, where: str) -> Any:
             if id(node) in open_nodes:
                 raise ValueError(f"config file {where!r}: a YAML alias refers to a value that holds it")
             if id(node) not in sizes:
-                children = node.value if isinstance(node, yaml.SequenceNode) else (
-                    [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else [])
+                children = (
+                    node.value
+                    if isinstance(node, yaml.SequenceNode)
+                    else ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else [])
+                )
                 inner = open_nodes | {id(node)}
                 sizes[id(node)] = min(MAX_CONFIG_VALUES + 1, 1 + sum(size(child, inner) for child in children))
             return sizes[id(node)]
 
         if size(node, frozenset()) > MAX_CONFIG_VALUES:
-            raise ValueError(f"config file {where!r} expands to more than {MAX_CONFIG_VALUES} values (YAML aliases "
-                             "repeat whole values); a training config has a few dozen")
+            raise ValueError(
+                f"config file {where!r} expands to more than {MAX_CONFIG_VALUES} values (YAML aliases "
+                "repeat whole values); a training config has a few dozen"
+            )
         return loader.construct_document(node)
     finally:
         loader.dispose()

@@ -102,18 +102,27 @@ def _initialize(model: torch.nn.Module, init_from: str, accelerator: Accelerator
 def _optimization(config: TrainConfig, model: torch.nn.Module, num_processes: int):
     """AdamW, its warmup schedule (diffusers `get_scheduler`) and the EMA of the weights (None if disabled)."""
     optimizer = torch.optim.AdamW(
-        model.parameters(), lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
+        model.parameters(),
+        lr=config.learning_rate,
+        betas=(config.adam_beta1, config.adam_beta2),
         weight_decay=config.weight_decay,
     )
     # Once prepared, the scheduler steps once per process per optimizer step, hence the factors.
     lr_scheduler = get_scheduler(
-        config.lr_scheduler, optimizer, num_warmup_steps=config.lr_warmup_steps * num_processes,
+        config.lr_scheduler,
+        optimizer,
+        num_warmup_steps=config.lr_warmup_steps * num_processes,
         num_training_steps=config.max_steps * num_processes,
     )
     ema = None
     if config.ema_decay > 0:
-        ema = EMAModel(model.parameters(), decay=config.ema_decay, use_ema_warmup=True,
-                       model_cls=type(model), model_config=model.config)
+        ema = EMAModel(
+            model.parameters(),
+            decay=config.ema_decay,
+            use_ema_warmup=True,
+            model_cls=type(model),
+            model_config=model.config,
+        )
     return optimizer, lr_scheduler, ema
 
 
@@ -132,7 +141,8 @@ def _stop_if_not_finite(loss: torch.Tensor, accelerator: Accelerator, step: int,
         raise NonFiniteLossError(
             f"training stopped: the loss is {loss.item()} at step {step + 1}; nothing of that step was applied and "
             f"{_last_good(checkpoints)}. Resume with --resume latest after lowering learning_rate or raising "
-            "max_grad_norm clipping.")
+            "max_grad_norm clipping."
+        )
 
 
 def _stop_if_weights_not_finite(model: torch.nn.Module, step: int, checkpoints: Path) -> None:
@@ -141,7 +151,8 @@ def _stop_if_weights_not_finite(model: torch.nn.Module, step: int, checkpoints: 
         raise NonFiniteLossError(
             f"training stopped: the weights are no longer finite after step {step}, so they were not saved; "
             f"{_last_good(checkpoints)}. Lower learning_rate (or raise max_grad_norm clipping) and resume with "
-            "--resume latest.")
+            "--resume latest."
+        )
 
 
 def _last_good(checkpoints: Path) -> str:
@@ -180,8 +191,15 @@ def _check_memory(model, config: TrainConfig, device) -> None:
     check_training_memory(model, config.batch_size, largest.size, device)
     count, _ = _final_sample_count(model, config)
     guidance = bool(model.config.num_classes) and config.guidance_scale != 1.0
-    check_sampling_memory(model, count, config.buckets[0].size, guidance, device, "samples_per_class (the final grid)",
-                          steps=config.sample_steps)
+    check_sampling_memory(
+        model,
+        count,
+        config.buckets[0].size,
+        guidance,
+        device,
+        "samples_per_class (the final grid)",
+        steps=config.sample_steps,
+    )
     check_validation_memory(model, config, device)
 
 
@@ -204,8 +222,10 @@ def _write_pipeline_config(model, dataset, objective, output: Path) -> None:
 
     class_names = getattr(dataset, "class_names", None) if model.config.num_classes else None
     pipe = AxialDiTPipeline(model, objective.scheduler(), class_names, objective.name)
-    publish(_staged(output / PIPELINE_CONFIG, lambda temporary: write_pipeline_config(pipe, temporary)),
-            output / PIPELINE_CONFIG)
+    publish(
+        _staged(output / PIPELINE_CONFIG, lambda temporary: write_pipeline_config(pipe, temporary)),
+        output / PIPELINE_CONFIG,
+    )
 
 
 def _staged(folder: Path, save: Callable[[Path], None]) -> Path:
@@ -229,8 +249,10 @@ def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective
         ema.store(model.parameters())
         ema.copy_to(model.parameters())
         staged["model_ema"] = _staged(output / "model_ema", lambda temporary: model.save_pretrained(str(temporary)))
-    pipeline = _staged(output / PIPELINE, lambda temporary: pipeline_from_config(
-        output / PIPELINE_CONFIG, model).save_pretrained(str(temporary)))
+    pipeline = _staged(
+        output / PIPELINE,
+        lambda temporary: pipeline_from_config(output / PIPELINE_CONFIG, model).save_pretrained(str(temporary)),
+    )
     samples, per_row = _final_samples(model, config, objective, accelerator.device)
     if ema is not None:
         ema.restore(model.parameters())
@@ -241,7 +263,8 @@ def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective
         raise NonFiniteLossError(
             f"the final samples of the run are not finite (NaN or infinite), so no final model was written; the "
             f"checkpoints are kept. The weights diverged: lower learning_rate ({config.learning_rate:g}) or raise "
-            "max_grad_norm clipping, and train again from an earlier checkpoint.")
+            "max_grad_norm clipping, and train again from an earlier checkpoint."
+        )
     for name, folder in staged.items():
         publish(folder, output / name)
     write_atomically(output / "samples.png", lambda temporary: save_sample_grid(samples, temporary, per_row))
@@ -291,7 +314,8 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
         raise ValueError("mixed_precision fp16 needs a GPU; on a CPU use bf16 or no")
     output = Path(config.output_dir)
     accelerator = Accelerator(
-        mixed_precision=config.mixed_precision, gradient_accumulation_steps=config.gradient_accumulation_steps,
+        mixed_precision=config.mixed_precision,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
         **accelerator_kwargs(trackers_for(config.report_to), output),
     )
     loader, sampler = build_loader(config, dataset, accelerator.num_processes, accelerator.process_index)
@@ -453,5 +477,13 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
     accelerator.wait_for_everyone()
     is_main = accelerator.is_main_process
     accelerator.end_training()
-    return TrainResult(output, step, mean_loss, time.perf_counter() - started, unwrapped, is_main,
-                       start_step=start_step, total_seconds=run_seconds())
+    return TrainResult(
+        output,
+        step,
+        mean_loss,
+        time.perf_counter() - started,
+        unwrapped,
+        is_main,
+        start_step=start_step,
+        total_seconds=run_seconds(),
+    )

@@ -31,8 +31,10 @@ class LossLog:
         text = self.path.read_text(errors="replace") if self.path.exists() else None
         kept: list[dict] = []
         if resume_step and text is None:
-            report(f"resume: {self.path.name} is missing; the log goes on from step {resume_step + 1} and holds no "
-                   f"records of steps 1 to {resume_step}")
+            report(
+                f"resume: {self.path.name} is missing; the log goes on from step {resume_step + 1} and holds no "
+                f"records of steps 1 to {resume_step}"
+            )
         elif resume_step:
             records, damaged = _parse_log(text)
             kept = [r for r in records if r["step"] <= resume_step]
@@ -48,8 +50,11 @@ class LossLog:
 
 
 def _is_record(value) -> bool:
-    return isinstance(value, dict) and is_int(value.get("step")) and all(
-        is_real(value.get(key)) for key in ("loss", "lr", "seconds"))
+    return (
+        isinstance(value, dict)
+        and is_int(value.get("step"))
+        and all(is_real(value.get(key)) for key in ("loss", "lr", "seconds"))
+    )
 
 
 def _parse_log(text: str) -> tuple[list[dict], str]:
@@ -97,8 +102,10 @@ def plot_loss(log_path: str | Path, png_path: str | Path) -> None:
         steps = [r["step"] for r in records]
         losses = [r["loss"] for r in records]
         half = max(1, len(losses) // 40)  # a centred running mean: smooth without lagging behind
-        smooth = [sum(window) / len(window) for window in
-                  (losses[max(0, i - half): i + half + 1] for i in range(len(losses)))]
+        smooth = [
+            sum(window) / len(window)
+            for window in (losses[max(0, i - half) : i + half + 1] for i in range(len(losses)))
+        ]
         axis.plot(steps, losses, alpha=0.35, label="loss")
         axis.plot(steps, smooth, label="smoothed")
         axis.set_yscale("log")

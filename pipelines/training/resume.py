@@ -26,10 +26,24 @@ from .train_state import set_rng_states
 
 # what a resume may change: read afresh as the run goes on. Everything else defines the run (its
 # model, data and order, its optimizer, schedule and EMA, which the checkpoint carries on)
-RESUMABLE = ("max_steps", "checkpointing_steps", "checkpoints_total_limit", "log_every", "sample_steps",
-             "samples_per_class", "guidance_scale", "num_workers", "max_grad_norm", "label_dropout",
-             "mixed_precision", "report_to", "validation_steps", "validation_scales", "validation_num_inference_steps",
-             "calibrate_scales")
+RESUMABLE = (
+    "max_steps",
+    "checkpointing_steps",
+    "checkpoints_total_limit",
+    "log_every",
+    "sample_steps",
+    "samples_per_class",
+    "guidance_scale",
+    "num_workers",
+    "max_grad_norm",
+    "label_dropout",
+    "mixed_precision",
+    "report_to",
+    "validation_steps",
+    "validation_scales",
+    "validation_num_inference_steps",
+    "calibrate_scales",
+)
 
 
 def _comparable(name: str, value: Any) -> Any:
@@ -60,7 +74,8 @@ def resume_changes(recorded: dict[str, Any], config: TrainConfig, checkpoint: st
             raise ValueError(
                 f"resume: {flag} {value!r} differs from the run's {before!r} ({checkpoint}); a resume continues "
                 f"the run as it was, and {name} is part of it. Drop {flag} (or give the run's value), or start a "
-                "new run from this checkpoint's weights: --init-from <checkpoint> --output-dir <new folder>")
+                "new run from this checkpoint's weights: --init-from <checkpoint> --output-dir <new folder>"
+            )
         changes[name] = (before, value)
     return changes
 
@@ -75,31 +90,42 @@ def describe_changes(changes: dict[str, tuple[Any, Any]]) -> str:
 
 def find_resume_point(resume: str | None, root: Path, accelerator: Accelerator) -> Checkpoint | None:
     """The verified checkpoint a run resumes from (see `checkpoints.find_resumable`), the same on every process."""
-    resumed = find_resumable(resume, root, accelerator.num_processes, accelerator.process_index,
-                             report=accelerator.print)
+    resumed = find_resumable(
+        resume, root, accelerator.num_processes, accelerator.process_index, report=accelerator.print
+    )
     if accelerator.num_processes > 1:  # each process verified on its own: they must have chosen the same one
         chosen = torch.tensor([-1 if resumed is None else resumed.step], device=accelerator.device)
         if (accelerator.gather(chosen) != chosen).any():
-            raise DamagedCheckpointError("resume: the processes disagree on the checkpoint to resume from "
-                                         "(one of them cannot read a file the others can)")
+            raise DamagedCheckpointError(
+                "resume: the processes disagree on the checkpoint to resume from "
+                "(one of them cannot read a file the others can)"
+            )
     return resumed
 
 
-def trainer_counters(accelerator: Accelerator, micro_batches: int, batches_per_epoch: int, seconds: float,
-                     config: TrainConfig) -> dict[str, Any]:
+def trainer_counters(
+    accelerator: Accelerator, micro_batches: int, batches_per_epoch: int, seconds: float, config: TrainConfig
+) -> dict[str, Any]:
     """The loop's counters and the run's config for trainer_state.json (checked on reading by
     `checkpoints.read_checkpoint`)."""
     epoch, into_epoch = divmod(micro_batches, batches_per_epoch)
-    return {"micro_batches": micro_batches, "data": {"epoch": epoch, "batches_into_epoch": into_epoch},
-            "seconds": seconds, "accelerator_step": accelerator.step,
-            "grad_scaler": None if accelerator.scaler is None else accelerator.scaler.state_dict(),
-            "config": config.run_dict()}
+    return {
+        "micro_batches": micro_batches,
+        "data": {"epoch": epoch, "batches_into_epoch": into_epoch},
+        "seconds": seconds,
+        "accelerator_step": accelerator.step,
+        "grad_scaler": None if accelerator.scaler is None else accelerator.scaler.state_dict(),
+        "config": config.run_dict(),
+    }
 
 
 def checkpoint_components(model, optimizer, lr_scheduler, ema) -> dict:
     """What the main process writes into a checkpoint, by file name (see `checkpoints`)."""
-    components = {"model.safetensors": model.state_dict(), "optimizer.safetensors": optimizer.state_dict(),
-                  "scheduler.json": lr_scheduler.state_dict()}
+    components = {
+        "model.safetensors": model.state_dict(),
+        "optimizer.safetensors": optimizer.state_dict(),
+        "scheduler.json": lr_scheduler.state_dict(),
+    }
     if ema is not None:
         components["ema.safetensors"] = ema.state_dict()
     return components
@@ -115,15 +141,21 @@ def restore(checkpoint: Checkpoint, accelerator: Accelerator, model, optimizer, 
     weights = parts.get("model.safetensors")
     expected = model.state_dict()
     if not isinstance(weights, dict) or {k: tuple(v.shape) for k, v in weights.items()} != {
-            k: tuple(v.shape) for k, v in expected.items()}:
-        raise ValueError(f"resume: {name} holds weights of another model than this config builds "
-                         "(was model_size, resolution, patch or position_encoding changed?)")
+        k: tuple(v.shape) for k, v in expected.items()
+    }:
+        raise ValueError(
+            f"resume: {name} holds weights of another model than this config builds "
+            "(was model_size, resolution, patch or position_encoding changed?)"
+        )
     shadow = parts.get("ema.safetensors")
     shadow = shadow.get("shadow_params") if isinstance(shadow, dict) else None
-    if ema is not None and (not isinstance(shadow, list) or [tuple(t.shape) for t in shadow] != [
-            tuple(p.shape) for p in model.parameters()]):
-        raise ValueError(f"resume: {name} holds no EMA weights for this model; resume with --ema-decay 0 or "
-                         "from a checkpoint of a run with EMA")
+    if ema is not None and (
+        not isinstance(shadow, list) or [tuple(t.shape) for t in shadow] != [tuple(p.shape) for p in model.parameters()]
+    ):
+        raise ValueError(
+            f"resume: {name} holds no EMA weights for this model; resume with --ema-decay 0 or "
+            "from a checkpoint of a run with EMA"
+        )
     try:
         model.load_state_dict(weights)
         optimizer.load_state_dict(parts["optimizer.safetensors"])
@@ -141,5 +173,12 @@ def restore(checkpoint: Checkpoint, accelerator: Accelerator, model, optimizer, 
     return trainer
 
 
-__all__ = ["RESUMABLE", "checkpoint_components", "describe_changes", "find_resume_point", "restore", "resume_changes",
-           "trainer_counters"]
+__all__ = [
+    "RESUMABLE",
+    "checkpoint_components",
+    "describe_changes",
+    "find_resume_point",
+    "restore",
+    "resume_changes",
+    "trainer_counters",
+]

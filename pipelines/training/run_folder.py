@@ -22,8 +22,19 @@ from ..paths import remove_tree
 from .checkpoints import list_checkpoints
 
 # what a run writes into its folder (see loop.py); a folder holding any of these holds a run
-RUN_FILES = ("config.yaml", "loss.jsonl", "loss.png", "samples.png", "checkpoints", "model", "model_ema", "pipeline",
-             "pipeline-config", "logs", "validation")
+RUN_FILES = (
+    "config.yaml",
+    "loss.jsonl",
+    "loss.png",
+    "samples.png",
+    "checkpoints",
+    "model",
+    "model_ema",
+    "pipeline",
+    "pipeline-config",
+    "logs",
+    "validation",
+)
 FINISHED_FILES = ("model", "model_ema", "pipeline", "samples.png", "loss.png")  # written at a run's end
 LOCK_FILE = ".axialrope-train.lock"
 
@@ -48,26 +59,31 @@ def check_run_start(config) -> None:
         raise RunFolderError(
             f"output_dir {str(folder)!r} holds a training run ({', '.join(found)}): continue it with --resume "
             "latest, or start over with --overwrite-output-dir (which deletes these files), or choose another "
-            "--output-dir")
+            "--output-dir"
+        )
     ours = list_checkpoints(folder / "checkpoints")
     finished = [name for name in found if name in FINISHED_FILES]
     if config.resume == "latest" and not ours and finished:
         raise RunFolderError(
             f"resume latest: output_dir {str(folder)!r} holds a finished run ({', '.join(finished)}) but no checkpoint "
             "to continue it from; start over with --overwrite-output-dir (which deletes it), or choose another "
-            "--output-dir")
+            "--output-dir"
+        )
     if config.resume in (None, "latest") or not found:
         return
     named = Path(config.resume)
     if not ours:
-        raise RunFolderError(f"output_dir {str(folder)!r} holds a run ({', '.join(found)}) that checkpoint "
-                             f"{config.resume!r} is not part of: resume into an empty --output-dir")
+        raise RunFolderError(
+            f"output_dir {str(folder)!r} holds a run ({', '.join(found)}) that checkpoint "
+            f"{config.resume!r} is not part of: resume into an empty --output-dir"
+        )
     if named.resolve() != ours[-1].resolve():
         inside = named.resolve() in [c.resolve() for c in ours]
         where = f"the run's newest checkpoint is {ours[-1].name}" if inside else "it belongs to another run"
         raise RunFolderError(
             f"resume {config.resume!r}: {where}; continuing from another would mix two histories in "
-            f"{str(folder)!r}. Resume into an empty --output-dir to branch off, or use --resume latest")
+            f"{str(folder)!r}. Resume into an empty --output-dir to branch off, or use --resume latest"
+        )
 
 
 def clear_run(folder: str | Path) -> list[str]:
@@ -121,8 +137,10 @@ class RunLock:
         return self
 
     def _refuse(self, holder: str) -> RunFolderError:
-        return RunFolderError(f"output_dir {str(self.folder)!r} is in use by another training run ({holder.strip()}):"
-                              " wait for it to end, or choose another --output-dir")
+        return RunFolderError(
+            f"output_dir {str(self.folder)!r} is in use by another training run ({holder.strip()}):"
+            " wait for it to end, or choose another --output-dir"
+        )
 
     def _take_flock(self, fcntl) -> None:
         while True:

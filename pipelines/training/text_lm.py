@@ -71,11 +71,13 @@ def train_lm(
     others = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and not n.startswith("embed"))]
     optimizer = torch.optim.AdamW(
         [{"params": decayed, "weight_decay": weight_decay}, {"params": others, "weight_decay": 0.0}],
-        lr=lr, betas=(0.9, 0.95),
+        lr=lr,
+        betas=(0.9, 0.95),
     )
     if lr_scheduler == "cosine_to_tenth":
-        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
-                                                     lambda s: warmup_cosine(s, steps, warmup) if warmup else 1.0)
+        schedule = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda s: warmup_cosine(s, steps, warmup) if warmup else 1.0
+        )
     else:
         schedule = get_scheduler(lr_scheduler, optimizer, num_warmup_steps=warmup, num_training_steps=steps)
     model.train()

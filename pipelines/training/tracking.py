@@ -44,12 +44,16 @@ def trackers_for(report_to: str) -> list[str]:
     if report_to == "all":
         found = [name for name in TRACKERS if _installed(name)]
         if not found:
-            raise ValueError(f"report_to all: none of {', '.join(TRACKERS)} is installed; "
-                             f"{_INSTALL['tensorboard']}, or give --report-to none")
+            raise ValueError(
+                f"report_to all: none of {', '.join(TRACKERS)} is installed; "
+                f"{_INSTALL['tensorboard']}, or give --report-to none"
+            )
         return found
     if not _installed(report_to):
-        raise ValueError(f"report_to {report_to}: the {report_to} package is not installed; "
-                         f"{_INSTALL[report_to]}, or give --report-to none")
+        raise ValueError(
+            f"report_to {report_to}: the {report_to} package is not installed; "
+            f"{_INSTALL[report_to]}, or give --report-to none"
+        )
     return [report_to]
 
 
@@ -59,15 +63,19 @@ def accelerator_kwargs(names: list[str], output: Path) -> dict:
         return {}
     from accelerate.utils import ProjectConfiguration
 
-    return {"log_with": names,
-            "project_config": ProjectConfiguration(project_dir=str(output), logging_dir=str(output / LOGS))}
+    return {
+        "log_with": names,
+        "project_config": ProjectConfiguration(project_dir=str(output), logging_dir=str(output / LOGS)),
+    }
 
 
 def _hyperparameters(config) -> dict:
     """The run's config as a tracker stores it: lists and None written out, since tensorboard's hparams
     take only numbers, strings and bools."""
-    return {name: value if isinstance(value, (bool, int, float, str)) else str(value)
-            for name, value in config.run_dict().items()}
+    return {
+        name: value if isinstance(value, (bool, int, float, str)) else str(value)
+        for name, value in config.run_dict().items()
+    }
 
 
 def _wandb_run_id(output: Path, start_step: int) -> str:
@@ -89,8 +97,12 @@ def tracker_init_kwargs(names: list[str], output: Path, start_step: int) -> dict
     if "tensorboard" in names:  # drops what a stopped invocation logged past the step this one starts from
         kwargs["tensorboard"] = {"purge_step": start_step + 1}
     if "wandb" in names:
-        kwargs["wandb"] = {"name": output.name, "dir": str(output / LOGS), "resume": "allow",
-                           "id": _wandb_run_id(output, start_step)}
+        kwargs["wandb"] = {
+            "name": output.name,
+            "dir": str(output / LOGS),
+            "resume": "allow",
+            "id": _wandb_run_id(output, start_step),
+        }
     return kwargs
 
 

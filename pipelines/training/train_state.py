@@ -65,8 +65,12 @@ def encode(value: Any, tensors: dict[str, torch.Tensor], path: str = "", seen: d
     if isinstance(value, dict):
         if all(isinstance(k, str) and not k.startswith("__") for k in value):
             return {k: encode(v, tensors, join(k), seen) for k, v in value.items()}
-        return {_ITEMS: [[encode(k, tensors, join(f"key{i}"), seen), encode(v, tensors, join(k), seen)]
-                         for i, (k, v) in enumerate(value.items())]}
+        return {
+            _ITEMS: [
+                [encode(k, tensors, join(f"key{i}"), seen), encode(v, tensors, join(k), seen)]
+                for i, (k, v) in enumerate(value.items())
+            ]
+        }
     raise TypeError(f"cannot store a {type(value).__name__} without pickle")
 
 
@@ -207,5 +211,13 @@ def _python_state(value) -> tuple:
     return value
 
 
-__all__ = ["StateFileError", "check_rng_states", "decode", "encode", "read_state", "rng_states", "set_rng_states",
-           "write_state"]
+__all__ = [
+    "StateFileError",
+    "check_rng_states",
+    "decode",
+    "encode",
+    "read_state",
+    "rng_states",
+    "set_rng_states",
+    "write_state",
+]

@@ -112,10 +112,18 @@ def validate(model, ema, config, output: Path, step: int, device) -> dict[str, l
             by_size = []
             for _, shape in sizes:
                 frames, (height, width) = (shape[0] if len(shape) == 3 else None), shape[-2:]
-                result = pipe(class_labels=labels, height=height, width=width, num_frames=frames,
-                              batch_size=UNCONDITIONAL_SAMPLES, num_inference_steps=inference_steps(config),
-                              guidance_scale=config.guidance_scale if labels else 1.0, output_type="latent",
-                              generator=torch.Generator().manual_seed(config.seed), extrapolation="auto")
+                result = pipe(
+                    class_labels=labels,
+                    height=height,
+                    width=width,
+                    num_frames=frames,
+                    batch_size=UNCONDITIONAL_SAMPLES,
+                    num_inference_steps=inference_steps(config),
+                    guidance_scale=config.guidance_scale if labels else 1.0,
+                    output_type="latent",
+                    generator=torch.Generator().manual_seed(config.seed),
+                    extrapolation="auto",
+                )
                 by_size.append(result.frames if result.images is None else result.images)
     finally:
         if ema is not None:
@@ -125,8 +133,9 @@ def validate(model, ema, config, output: Path, step: int, device) -> dict[str, l
     images = {}
     for (name, _), samples in zip(sizes, by_size, strict=True):
         per_row = samples.shape[0] if samples.ndim == 4 else 1  # images side by side; a video per row
-        write_atomically(folder / f"{name}.png",
-                         lambda temporary, s=samples, r=per_row: save_sample_grid(s, temporary, r))
+        write_atomically(
+            folder / f"{name}.png", lambda temporary, s=samples, r=per_row: save_sample_grid(s, temporary, r)
+        )
         images[f"{VALIDATION}/{name}"] = tracker_images(samples)
     grid = _grid(by_size)
     write_atomically(folder / "grid.png", lambda temporary: save_sample_grid(grid, temporary, len(by_size)))

@@ -45,9 +45,19 @@ def snapshot(folder: Path) -> dict[str, object]:
 
 
 # a finished tiny training run: checkpoints at steps 1 and 2 (see `trained_run`), and the flags that made it
-RUN = dict(resolution=["16"], batch_size=4, max_steps=2, checkpointing_steps=1, checkpoints_total_limit=None,
-           log_every=1, lr_warmup_steps=1, sample_steps=1, samples_per_class=1, dataset_size=64,
-           report_to="none")  # trackers have tests of their own (test_trackers.py)
+RUN = dict(
+    resolution=["16"],
+    batch_size=4,
+    max_steps=2,
+    checkpointing_steps=1,
+    checkpoints_total_limit=None,
+    log_every=1,
+    lr_warmup_steps=1,
+    sample_steps=1,
+    samples_per_class=1,
+    dataset_size=64,
+    report_to="none",
+)  # trackers have tests of their own (test_trackers.py)
 
 
 def flags(values: dict) -> list[str]:
@@ -88,8 +98,9 @@ class Kit:
         """The memory pre-flight sees `gib` GiB free, on any machine."""
         from axialrope.pipelines.sampling import memory
 
-        self._request.getfixturevalue("monkeypatch").setattr(memory, "available_bytes", lambda device="cpu": int(
-            gib * 2**30))
+        self._request.getfixturevalue("monkeypatch").setattr(
+            memory, "available_bytes", lambda device="cpu": int(gib * 2**30)
+        )
 
     def limit_disk(self, mib: float) -> None:
         """Every disk has `mib` MiB free, for the checks made before writing."""
@@ -179,8 +190,9 @@ class Kit:
     def alias_bomb() -> str:
         """A YAML file of a few hundred bytes whose aliases stand for 9^9 strings."""
         lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-        lines += [f"{new}: &{new} [{', '.join(['*' + old] * 9)}]"
-                  for old, new in zip("abcdefgh", "bcdefghi", strict=True)]
+        lines += [
+            f"{new}: &{new} [{', '.join(['*' + old] * 9)}]" for old, new in zip("abcdefgh", "bcdefghi", strict=True)
+        ]
         return "\n".join(lines + ["resolution: *i", ""])
 
     @staticmethod
@@ -299,7 +311,8 @@ def expect_run_outcome(kit, monkeypatch, capsys):
         assert any(word in line for line in lines), lines
         after = snapshot(kit.tmp)
         assert {p: v for p, v in after.items() if not _within(p, may_change)} == {
-            p: v for p, v in before.items() if not _within(p, may_change)}
+            p: v for p, v in before.items() if not _within(p, may_change)
+        }
 
     return check
 
@@ -319,9 +332,15 @@ def expect_refused_under_ulimit(kit):
         argv = make(kit)
         before = snapshot(kit.tmp)
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "axialrope.pipelines.cli", *argv], cwd=kit.tmp,
-                              capture_output=True, text=True, timeout=600, preexec_fn=limit,
-                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+        done = subprocess.run(
+            [sys.executable, "-m", "axialrope.pipelines.cli", *argv],
+            cwd=kit.tmp,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            preexec_fn=limit,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
         message = [line for line in done.stderr.splitlines() if line.startswith("axialrope ")]
         assert done.returncode == 2 and len(message) == 1, done.stderr[-3000:]
         assert word in message[0], message[0]

@@ -32,26 +32,54 @@ from axialrope import (
         (lambda: AxialRotaryEmbedding((16, 24, 24), head_dim=32), ValueError, "more than head_dim=32"),
         (lambda: AxialRotaryEmbedding((16, 24), theta=(1e4, 1e4, 1e4)), ValueError, "theta must be"),
         (lambda: AxialRotaryEmbedding((16, 24), theta=0.5), ValueError, r"theta\[0\] must be a finite number > 1"),
-        (lambda: AxialRotaryEmbedding((16, 24), scaling=[None]),
-         ValueError, "scaling must be one config or a list of 2"),
-        (lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": 0.5}),
-         ValueError, "factor must be >= 1"),
-        (lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": math.nan}),
-         ValueError, "factor must be finite"),
-        (lambda: rope_frequencies(64, scaling={"rope_type": "longrope", "factor": 2.0}),
-         ValueError, "unknown rope_type 'longrope'"),
-        (lambda: rope_frequencies(64, scaling={"rope_type": "yarn", "factor": 2.0}),
-         ValueError, "needs original_max_position_embeddings"),
-        (lambda: rope_frequencies(64, scaling={"rope_type": "dynamic", "factor": 2.0}),
-         ValueError, "needs original_max_position_embeddings"),
-        (lambda: rope_frequencies(64, scaling={"rope_type": "llama3", "factor": 8.0,
-                                               "original_max_position_embeddings": 8}),
-         ValueError, "needs high_freq_factor, low_freq_factor"),
+        (
+            lambda: AxialRotaryEmbedding((16, 24), scaling=[None]),
+            ValueError,
+            "scaling must be one config or a list of 2",
+        ),
+        (
+            lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": 0.5}),
+            ValueError,
+            "factor must be >= 1",
+        ),
+        (
+            lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": math.nan}),
+            ValueError,
+            "factor must be finite",
+        ),
+        (
+            lambda: rope_frequencies(64, scaling={"rope_type": "longrope", "factor": 2.0}),
+            ValueError,
+            "unknown rope_type 'longrope'",
+        ),
+        (
+            lambda: rope_frequencies(64, scaling={"rope_type": "yarn", "factor": 2.0}),
+            ValueError,
+            "needs original_max_position_embeddings",
+        ),
+        (
+            lambda: rope_frequencies(64, scaling={"rope_type": "dynamic", "factor": 2.0}),
+            ValueError,
+            "needs original_max_position_embeddings",
+        ),
+        (
+            lambda: rope_frequencies(
+                64, scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8}
+            ),
+            ValueError,
+            "needs high_freq_factor, low_freq_factor",
+        ),
         (lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factr": 2.0}), ValueError, r"keys \['factr'\]"),
-        (lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": "2"}),
-         TypeError, "factor must be a real number"),
-        (lambda: rope_frequencies(64, 1e4, {"rope_type": "linear", "factor": 2.0, "rope_theta": 5e5}),
-         ValueError, "rope_theta"),
+        (
+            lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": "2"}),
+            TypeError,
+            "factor must be a real number",
+        ),
+        (
+            lambda: rope_frequencies(64, 1e4, {"rope_type": "linear", "factor": 2.0, "rope_theta": 5e5}),
+            ValueError,
+            "rope_theta",
+        ),
         (lambda: rope_frequencies(64, scaling="yarn"), TypeError, "scaling must be None, a dict or a RopeScaling"),
         (lambda: rope_frequencies(2, scaling={"rope_type": "ntk", "factor": 2.0}), ValueError, "dim must be > 2"),
         (lambda: RopeScaling("yarn", 4.0, 64, beta_fast=1.0, beta_slow=32.0), ValueError, "beta_fast > beta_slow"),
@@ -108,8 +136,10 @@ def test_attention_input_width():
 
 def test_riflex_index_out_of_range():
     with pytest.raises(ValueError, match="riflex_index=9 is out of range for 8 pairs"):
-        rope_frequencies(16, scaling={"rope_type": "riflex", "factor": 2.0,
-                                      "original_max_position_embeddings": 16, "riflex_index": 9})
+        rope_frequencies(
+            16,
+            scaling={"rope_type": "riflex", "factor": 2.0, "original_max_position_embeddings": 16, "riflex_index": 9},
+        )
 
 
 # -- the catalogue: (id, make(kit) -> the call, error type, a word of the message) -----------------
@@ -124,8 +154,9 @@ def attention():
 
 
 def kv(batch=1, heads=2, length=3, head_dim=8, value_length=None):
-    return KVCache(torch.zeros(batch, heads, length, head_dim), torch.zeros(batch, heads, value_length or length,
-                                                                              head_dim))
+    return KVCache(
+        torch.zeros(batch, heads, length, head_dim), torch.zeros(batch, heads, value_length or length, head_dim)
+    )
 
 
 def cache(**kwargs):
@@ -138,62 +169,158 @@ def cache(**kwargs):
 
 CASES = [
     # core: context scaling
-    ("linear-without-factor", lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "linear"}),
-     ValueError, "factor"),
+    (
+        "linear-without-factor",
+        lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "linear"}),
+        ValueError,
+        "factor",
+    ),
     ("ntk-without-factor", lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "ntk"}), ValueError, "factor"),
-    ("linear-factor-none", lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": None}),
-     ValueError, "factor"),
-    ("ntk-factor-none", lambda k: lambda: rope_frequencies(64, scaling={"type": "ntk", "factor": None}),
-     ValueError, "factor"),
-    ("dynamic-without-factor", lambda k: lambda: rope_frequencies(
-        64, scaling={"rope_type": "dynamic", "original_max_position_embeddings": 8}), ValueError, "factor"),
+    (
+        "linear-factor-none",
+        lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "linear", "factor": None}),
+        ValueError,
+        "factor",
+    ),
+    (
+        "ntk-factor-none",
+        lambda k: lambda: rope_frequencies(64, scaling={"type": "ntk", "factor": None}),
+        ValueError,
+        "factor",
+    ),
+    (
+        "dynamic-without-factor",
+        lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "dynamic", "original_max_position_embeddings": 8}),
+        ValueError,
+        "factor",
+    ),
     ("typed-linear-without-factor", lambda k: lambda: RopeScaling("linear"), ValueError, "needs factor"),
-    ("ntk-factor-1e300", lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "ntk", "factor": 1e300}),
-     ValueError, "overflows"),
-    ("dynamic-factor-1e300-long", lambda k: lambda: rope_frequencies(
-        64, scaling={"rope_type": "dynamic", "factor": 1e300, "original_max_position_embeddings": 8}, seq_len=16),
-     ValueError, "overflows"),
-    ("ntk-factor-1e300-in-a-table", lambda k: lambda: AxialRotaryEmbedding(
-        (16, 16), scaling={"rope_type": "ntk", "factor": 1e300}), ValueError, "overflows"),
-    ("yarn-attention-factor-0", lambda k: lambda: RopeScaling("yarn", 2.0, 8, attention_factor=0.0),
-     ValueError, "attention_factor"),
-    ("yarn-attention-factor-negative", lambda k: lambda: rope_frequencies(64, scaling={
-        "rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 8, "attention_factor": -1.0}),
-     ValueError, "attention_factor"),
-    ("yarn-attention-factor-nan", lambda k: lambda: RopeScaling("yarn", 2.0, 8, attention_factor=math.nan),
-     ValueError, "finite"),
+    (
+        "ntk-factor-1e300",
+        lambda k: lambda: rope_frequencies(64, scaling={"rope_type": "ntk", "factor": 1e300}),
+        ValueError,
+        "overflows",
+    ),
+    (
+        "dynamic-factor-1e300-long",
+        lambda k: (
+            lambda: rope_frequencies(
+                64, scaling={"rope_type": "dynamic", "factor": 1e300, "original_max_position_embeddings": 8}, seq_len=16
+            )
+        ),
+        ValueError,
+        "overflows",
+    ),
+    (
+        "ntk-factor-1e300-in-a-table",
+        lambda k: lambda: AxialRotaryEmbedding((16, 16), scaling={"rope_type": "ntk", "factor": 1e300}),
+        ValueError,
+        "overflows",
+    ),
+    (
+        "yarn-attention-factor-0",
+        lambda k: lambda: RopeScaling("yarn", 2.0, 8, attention_factor=0.0),
+        ValueError,
+        "attention_factor",
+    ),
+    (
+        "yarn-attention-factor-negative",
+        lambda k: (
+            lambda: rope_frequencies(
+                64,
+                scaling={
+                    "rope_type": "yarn",
+                    "factor": 2.0,
+                    "original_max_position_embeddings": 8,
+                    "attention_factor": -1.0,
+                },
+            )
+        ),
+        ValueError,
+        "attention_factor",
+    ),
+    (
+        "yarn-attention-factor-nan",
+        lambda k: lambda: RopeScaling("yarn", 2.0, 8, attention_factor=math.nan),
+        ValueError,
+        "finite",
+    ),
     ("yarn-negative-mscale", lambda k: lambda: RopeScaling("yarn", 2.0, 8, mscale=-1.0), ValueError, "mscale"),
-    ("yarn-negative-mscale-all-dim", lambda k: lambda: RopeScaling("yarn", 2.0, 8, mscale=1.0, mscale_all_dim=-0.5),
-     ValueError, "mscale_all_dim"),
-    ("llama3-bands-reversed", lambda k: lambda: RopeScaling("llama3", 8.0, 64, low_freq_factor=4.0,
-                                                           high_freq_factor=1.0),
-     ValueError, "high_freq_factor"),
-    ("ntk-on-a-2-channel-axis", lambda k: lambda: AxialRotaryEmbedding((2, 8), scaling={"rope_type": "ntk",
-                                                                                         "factor": 2.0}),
-     ValueError, "dim must be > 2"),
+    (
+        "yarn-negative-mscale-all-dim",
+        lambda k: lambda: RopeScaling("yarn", 2.0, 8, mscale=1.0, mscale_all_dim=-0.5),
+        ValueError,
+        "mscale_all_dim",
+    ),
+    (
+        "llama3-bands-reversed",
+        lambda k: lambda: RopeScaling("llama3", 8.0, 64, low_freq_factor=4.0, high_freq_factor=1.0),
+        ValueError,
+        "high_freq_factor",
+    ),
+    (
+        "ntk-on-a-2-channel-axis",
+        lambda k: lambda: AxialRotaryEmbedding((2, 8), scaling={"rope_type": "ntk", "factor": 2.0}),
+        ValueError,
+        "dim must be > 2",
+    ),
     ("extrapolation-unknown-method", lambda k: lambda: Extrapolation("bogus"), ValueError, "method"),
-    ("extrapolation-unknown-name-with-entropy", lambda k: lambda: Extrapolation.from_name("yarnn+entropy"),
-     ValueError, "method"),
+    (
+        "extrapolation-unknown-name-with-entropy",
+        lambda k: lambda: Extrapolation.from_name("yarnn+entropy"),
+        ValueError,
+        "method",
+    ),
     ("extrapolation-name-not-a-string", lambda k: lambda: Extrapolation.from_name(2), TypeError, "method"),
     ("extrapolation-negative-beta", lambda k: lambda: Extrapolation("yarn", beta_fast=-1.0), ValueError, "beta_fast"),
-    ("riflex-temporal-axis-a-name",
-     lambda k: lambda: Extrapolation("riflex", temporal_axis="t"), TypeError, "temporal_axis must be an int"),
-    ("riflex-temporal-axis-negative",
-     lambda k: lambda: Extrapolation("riflex", temporal_axis=-1), ValueError, "temporal_axis must be >= 0"),
-    ("dype-lambda-s-1e300",
-     lambda k: lambda: Extrapolation("dype-ntk", dype_lambda_s=1e300), ValueError, "dype_lambda_s"),
-    ("dype-scale-overflows-at-a-size",
-     lambda k: lambda: Extrapolation("dype-ntk", dype_lambda_s=100.0).plan((8, 8), (8000, 8000), timestep=1.0),
-     ValueError, "overflows"),
-    ("kappa-scale-overflows-at-a-size",
-     lambda k: lambda: Extrapolation("kappa-pi", dype_lambda_s=100.0).plan((1, 1), (1 << 40, 1), timestep=1.0),
-     ValueError, "overflows"),
-    ("pi-beta-fast-never-read",
-     lambda k: lambda: Extrapolation("pi", beta_fast=16.0), ValueError, "not read by method 'pi'"),
-    ("ntk-riflex-index-never-read",
-     lambda k: lambda: Extrapolation("ntk", riflex_index=2), ValueError, "not read by method 'ntk'"),
-    ("yarn-dype-gamma-never-read",
-     lambda k: lambda: Extrapolation("yarn", dype_gamma=(8.0, 1.0)), ValueError, "dype_gamma"),
+    (
+        "riflex-temporal-axis-a-name",
+        lambda k: lambda: Extrapolation("riflex", temporal_axis="t"),
+        TypeError,
+        "temporal_axis must be an int",
+    ),
+    (
+        "riflex-temporal-axis-negative",
+        lambda k: lambda: Extrapolation("riflex", temporal_axis=-1),
+        ValueError,
+        "temporal_axis must be >= 0",
+    ),
+    (
+        "dype-lambda-s-1e300",
+        lambda k: lambda: Extrapolation("dype-ntk", dype_lambda_s=1e300),
+        ValueError,
+        "dype_lambda_s",
+    ),
+    (
+        "dype-scale-overflows-at-a-size",
+        lambda k: lambda: Extrapolation("dype-ntk", dype_lambda_s=100.0).plan((8, 8), (8000, 8000), timestep=1.0),
+        ValueError,
+        "overflows",
+    ),
+    (
+        "kappa-scale-overflows-at-a-size",
+        lambda k: lambda: Extrapolation("kappa-pi", dype_lambda_s=100.0).plan((1, 1), (1 << 40, 1), timestep=1.0),
+        ValueError,
+        "overflows",
+    ),
+    (
+        "pi-beta-fast-never-read",
+        lambda k: lambda: Extrapolation("pi", beta_fast=16.0),
+        ValueError,
+        "not read by method 'pi'",
+    ),
+    (
+        "ntk-riflex-index-never-read",
+        lambda k: lambda: Extrapolation("ntk", riflex_index=2),
+        ValueError,
+        "not read by method 'ntk'",
+    ),
+    (
+        "yarn-dype-gamma-never-read",
+        lambda k: lambda: Extrapolation("yarn", dype_gamma=(8.0, 1.0)),
+        ValueError,
+        "dype_gamma",
+    ),
     ("grid-negative-size", lambda k: lambda: grid_coords(4, -1), ValueError, "grid sizes"),
     # core: tables and their cache
     ("cache-size-negative", lambda k: lambda: AxialRotaryEmbedding((8, 8), cache_size=-1), ValueError, "cache_size"),
@@ -201,48 +328,116 @@ CASES = [
     ("cache-size-float", lambda k: lambda: RotaryEmbedding(16, cache_size=1.5), ValueError, "cache_size"),
     ("cache-size-bool", lambda k: lambda: RotaryEmbedding(16, cache_size=True), ValueError, "cache_size"),
     ("cache-size-set-negative", lambda k: k.set_attr(RotaryEmbedding(16), "cache_size", -1), ValueError, "cache_size"),
-    ("set-frequencies-bad-scaling", lambda k: lambda: AxialRotaryEmbedding((8, 8)).set_frequencies(
-        500.0, {"rope_type": "bogus"}), ValueError, "rope_type"),
-    ("set-frequencies-theta-count", lambda k: lambda: AxialRotaryEmbedding((8, 8)).set_frequencies((1e4, 1e4, 1e4)),
-     ValueError, "theta"),
+    (
+        "set-frequencies-bad-scaling",
+        lambda k: lambda: AxialRotaryEmbedding((8, 8)).set_frequencies(500.0, {"rope_type": "bogus"}),
+        ValueError,
+        "rope_type",
+    ),
+    (
+        "set-frequencies-theta-count",
+        lambda k: lambda: AxialRotaryEmbedding((8, 8)).set_frequencies((1e4, 1e4, 1e4)),
+        ValueError,
+        "theta",
+    ),
     ("set-frequencies-theta-below-1", lambda k: lambda: RotaryEmbedding(16).set_frequencies(0.5), ValueError, "theta"),
-    ("coords-complex", lambda k: lambda: AxialRotaryEmbedding((8, 8))(torch.zeros(4, 2, dtype=torch.complex64)),
-     TypeError, "real"),
+    (
+        "coords-complex",
+        lambda k: lambda: AxialRotaryEmbedding((8, 8))(torch.zeros(4, 2, dtype=torch.complex64)),
+        TypeError,
+        "real",
+    ),
     ("positions-nan", lambda k: lambda: RotaryEmbedding(8)(torch.tensor([0.0, math.nan])), ValueError, "finite"),
     # core: applying a table
-    ("apply-int64-x", lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.int64), *table(4, 8)),
-     TypeError, "floating-point"),
-    ("apply-int32-x", lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.int32), *table(4, 8)),
-     TypeError, "floating-point"),
-    ("apply-complex-x", lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.complex64), *table(4, 8)),
-     TypeError, "floating-point"),
-    ("apply-bool-x", lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.bool), *table(4, 8)),
-     TypeError, "floating-point"),
-    ("apply-int-cos", lambda k: lambda: apply_rotary(torch.ones(4, 16), torch.ones(4, 8, dtype=torch.long),
-                                                         torch.zeros(4, 8)), TypeError, "cos"),
-    ("apply-table-more-rows-than-x", lambda k: lambda: apply_rotary(torch.ones(4, 16), *table(9, 4, 8)),
-     ValueError, "enlarge"),
-    ("apply-table-longer-than-x", lambda k: lambda: apply_rotary(torch.ones(2, 1, 16), *table(7, 8)),
-     ValueError, "enlarge"),
-    ("apply-qk-int64-k", lambda k: lambda: apply_rotary_qk(torch.ones(4, 16), torch.ones(4, 16, dtype=torch.int64),
-                                                               *table(4, 8)), TypeError, "k must be"),
-    ("apply-qk-table-enlarges-k", lambda k: lambda: apply_rotary_qk(torch.ones(2, 4, 16), torch.ones(1, 4, 16),
-                                                                        *table(2, 4, 8)), ValueError, "enlarge"),
+    (
+        "apply-int64-x",
+        lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.int64), *table(4, 8)),
+        TypeError,
+        "floating-point",
+    ),
+    (
+        "apply-int32-x",
+        lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.int32), *table(4, 8)),
+        TypeError,
+        "floating-point",
+    ),
+    (
+        "apply-complex-x",
+        lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.complex64), *table(4, 8)),
+        TypeError,
+        "floating-point",
+    ),
+    (
+        "apply-bool-x",
+        lambda k: lambda: apply_rotary(torch.ones(4, 16, dtype=torch.bool), *table(4, 8)),
+        TypeError,
+        "floating-point",
+    ),
+    (
+        "apply-int-cos",
+        lambda k: lambda: apply_rotary(torch.ones(4, 16), torch.ones(4, 8, dtype=torch.long), torch.zeros(4, 8)),
+        TypeError,
+        "cos",
+    ),
+    (
+        "apply-table-more-rows-than-x",
+        lambda k: lambda: apply_rotary(torch.ones(4, 16), *table(9, 4, 8)),
+        ValueError,
+        "enlarge",
+    ),
+    (
+        "apply-table-longer-than-x",
+        lambda k: lambda: apply_rotary(torch.ones(2, 1, 16), *table(7, 8)),
+        ValueError,
+        "enlarge",
+    ),
+    (
+        "apply-qk-int64-k",
+        lambda k: lambda: apply_rotary_qk(torch.ones(4, 16), torch.ones(4, 16, dtype=torch.int64), *table(4, 8)),
+        TypeError,
+        "k must be",
+    ),
+    (
+        "apply-qk-table-enlarges-k",
+        lambda k: lambda: apply_rotary_qk(torch.ones(2, 4, 16), torch.ones(1, 4, 16), *table(2, 4, 8)),
+        ValueError,
+        "enlarge",
+    ),
     ("apply-not-a-tensor", lambda k: lambda: apply_rotary([1.0, 2.0], *table(1, 1)), TypeError, "torch.Tensor"),
     # core: attention and its KV cache
     ("kv-values-shorter-than-keys", lambda k: lambda: kv(length=5, value_length=3), ValueError, "values"),
     ("kv-keys-not-4d", lambda k: lambda: KVCache(torch.zeros(2, 3, 8), torch.zeros(2, 3, 8)), TypeError, "keys"),
     ("kv-values-not-tensor", lambda k: lambda: KVCache(torch.zeros(1, 2, 3, 8), [0.0]), TypeError, "values"),
-    ("attention-tuple-cache", lambda k: lambda: attention()(torch.zeros(1, 2, 32),
-                                                                (torch.zeros(1, 2, 3, 8),) * 2), TypeError, "KVCache"),
-    ("attention-cache-wrong-head-dim", lambda k: lambda: attention()(torch.zeros(1, 2, 32), kv(head_dim=16)),
-     ValueError, "head_dim"),
-    ("attention-cache-wrong-kv-heads", lambda k: lambda: attention()(torch.zeros(1, 2, 32), kv(heads=4)),
-     ValueError, "num_kv_heads"),
-    ("attention-cache-wrong-batch", lambda k: lambda: attention()(torch.zeros(1, 2, 32), kv(batch=3)),
-     ValueError, "batch"),
-    ("attention-cache-values-bypassed", lambda k: lambda: attention()(
-        torch.zeros(1, 2, 32), cache(values=torch.zeros(1, 2, 1, 8))), ValueError, "values"),
+    (
+        "attention-tuple-cache",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32), (torch.zeros(1, 2, 3, 8),) * 2),
+        TypeError,
+        "KVCache",
+    ),
+    (
+        "attention-cache-wrong-head-dim",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32), kv(head_dim=16)),
+        ValueError,
+        "head_dim",
+    ),
+    (
+        "attention-cache-wrong-kv-heads",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32), kv(heads=4)),
+        ValueError,
+        "num_kv_heads",
+    ),
+    (
+        "attention-cache-wrong-batch",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32), kv(batch=3)),
+        ValueError,
+        "batch",
+    ),
+    (
+        "attention-cache-values-bypassed",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32), cache(values=torch.zeros(1, 2, 1, 8))),
+        ValueError,
+        "values",
+    ),
     ("attention-width", lambda k: lambda: attention()(torch.zeros(1, 2, 16)), ValueError, "x must have shape"),
 ]
 
@@ -254,10 +449,16 @@ def test_a_bad_input_raises_a_clear_error_and_writes_nothing(expect_clear_error,
 
 # (id, make(kit) -> the call, holds(its result))
 HANDLED = [
-    ("extrapolation-named-with-entropy", lambda k: lambda: Extrapolation.from_name("yarn+entropy", beta_fast=16.0),
-     lambda made: made == Extrapolation("yarn", entropy_scaling=True, beta_fast=16.0)),
-    ("extrapolation-named-without-entropy", lambda k: lambda: Extrapolation.from_name("kappa-pi"),
-     lambda made: made == Extrapolation("kappa-pi")),
+    (
+        "extrapolation-named-with-entropy",
+        lambda k: lambda: Extrapolation.from_name("yarn+entropy", beta_fast=16.0),
+        lambda made: made == Extrapolation("yarn", entropy_scaling=True, beta_fast=16.0),
+    ),
+    (
+        "extrapolation-named-without-entropy",
+        lambda k: lambda: Extrapolation.from_name("kappa-pi"),
+        lambda made: made == Extrapolation("kappa-pi"),
+    ),
 ]
 
 

@@ -81,59 +81,126 @@ def red_on_top(data: ImageFolderDataset) -> bool:
 
 
 def folder_run(tmp: Path, folder: Path, *extra: str) -> list[str]:
-    return ["train", "--data", "image_folder", "--data-dir", str(folder), "--resolution", "16", "--output-dir",
-            str(tmp / "run"), *extra]
+    return [
+        "train",
+        "--data",
+        "image_folder",
+        "--data-dir",
+        str(folder),
+        "--resolution",
+        "16",
+        "--output-dir",
+        str(tmp / "run"),
+        *extra,
+    ]
 
 
 # (id, make(kit) -> the call, error type, a word of the message)
 CASES = [
-    ("empty-class-folder",
-     lambda k: (d := empty_class(k.tmp), lambda: ImageFolderDataset(d))[-1], ValueError, "'empty'"),
-    ("train-empty-class-folder",
-     lambda k: (d := empty_class(k.tmp), lambda: train(train_config(k.tmp, data="image_folder", data_dir=str(d))))[-1],
-     ValueError, "class folder"),
-    ("truncated-png",
-     lambda k: (d := images(k.tmp, ("cut.png", truncated_png())), lambda: ImageFolderDataset(d))[-1],
-     ValueError, "cut.png"),
-    ("image-of-1-by-1000000-pixels",
-     lambda k: (d := images(k.tmp, ("line.png", k.png(1, 1_000_000, "1"))),
-                lambda: ImageFolderDataset(d).check_buckets([Bucket(16, 16)]))[-1], ValueError, "line.png"),
-    ("image-past-the-decompression-bomb-limit",
-     lambda k: (d := images(k.tmp, ("bomb.png", k.png(9500, 9500, "1"))), lambda: ImageFolderDataset(d))[-1],
-     ValueError, "decompression bomb"),
-    ("frame-folder-with-a-truncated-frame",
-     lambda k: (d := images(k.tmp), (d / "clip").mkdir(), *[(d / "clip" / f"{i}.png").write_bytes(k.png(8, 8))
-                                                               for i in range(3)],
-                (d / "clip" / "3.png").write_bytes(truncated_png()), lambda: VideoFolderDataset(d))[-1],
-     ValueError, "3.png"),
+    (
+        "empty-class-folder",
+        lambda k: (d := empty_class(k.tmp), lambda: ImageFolderDataset(d))[-1],
+        ValueError,
+        "'empty'",
+    ),
+    (
+        "train-empty-class-folder",
+        lambda k: (d := empty_class(k.tmp), lambda: train(train_config(k.tmp, data="image_folder", data_dir=str(d))))[
+            -1
+        ],
+        ValueError,
+        "class folder",
+    ),
+    (
+        "truncated-png",
+        lambda k: (d := images(k.tmp, ("cut.png", truncated_png())), lambda: ImageFolderDataset(d))[-1],
+        ValueError,
+        "cut.png",
+    ),
+    (
+        "image-of-1-by-1000000-pixels",
+        lambda k: (
+            d := images(k.tmp, ("line.png", k.png(1, 1_000_000, "1"))),
+            lambda: ImageFolderDataset(d).check_buckets([Bucket(16, 16)]),
+        )[-1],
+        ValueError,
+        "line.png",
+    ),
+    (
+        "image-past-the-decompression-bomb-limit",
+        lambda k: (d := images(k.tmp, ("bomb.png", k.png(9500, 9500, "1"))), lambda: ImageFolderDataset(d))[-1],
+        ValueError,
+        "decompression bomb",
+    ),
+    (
+        "frame-folder-with-a-truncated-frame",
+        lambda k: (
+            d := images(k.tmp),
+            (d / "clip").mkdir(),
+            *[(d / "clip" / f"{i}.png").write_bytes(k.png(8, 8)) for i in range(3)],
+            (d / "clip" / "3.png").write_bytes(truncated_png()),
+            lambda: VideoFolderDataset(d),
+        )[-1],
+        ValueError,
+        "3.png",
+    ),
 ]
 
 
 # (id, make(kit) -> the call, holds(its result)): folders read as a photo library reads them
 HANDLED = [
-    ("hidden-folder-is-no-class",
-     lambda k: (d := classes(k.tmp, "cats", "dogs", ".ipynb_checkpoints"), lambda: ImageFolderDataset(d))[-1],
-     lambda data: data.class_names == ("cats", "dogs") and len(data) == 2),
-    ("hidden-file-is-no-image",
-     lambda k: (d := classes(k.tmp, "cats"), (d / "cats" / "._0.png").write_bytes(b"macOS metadata"),
-                lambda: ImageFolderDataset(d))[-1], lambda data: len(data) == 1),
-    ("link-loop-ends",
-     lambda k: (d := classes(k.tmp, "cats", "dogs"), link(d / "cats" / "loop", d / "cats"),
-                lambda: ImageFolderDataset(d))[-1], lambda data: len(data) == 2),
-    ("link-loop-to-the-root-ends",
-     lambda k: (d := classes(k.tmp, "cats"), link(d / "cats" / "up", d), lambda: ImageFolderDataset(d))[-1],
-     lambda data: data.class_names == ("cats",) and len(data) == 1),
-    ("same-file-linked-twice",
-     lambda k: (d := classes(k.tmp, "cats"), link(d / "cats" / "again.png", d / "cats" / "0.png"),
-                lambda: ImageFolderDataset(d))[-1], lambda data: len(data) == 1),
-    ("class-folders-named-by-numbers",
-     lambda k: (d := classes(k.tmp, "3", "1", "2"), lambda: ImageFolderDataset(d))[-1],
-     lambda data: data.class_names == ("1", "2", "3") and data.labels.tolist() == [0, 1, 2]),
-    ("png-of-16-bit-grey",  # PIL's own conversion clips it to white
-     lambda k: (d := grey_16_bit(k.tmp), lambda: ImageFolderDataset(d)[(0, Bucket(8, 8))]["pixel_values"])[-1],
-     lambda pixels: torch.allclose(pixels, torch.full_like(pixels, 128 / 255 * 2 - 1), atol=0.01)),
-    ("jpeg-turned-by-its-exif-orientation",
-     lambda k: (d := turned_jpeg(k.tmp), lambda: ImageFolderDataset(d, default_bucket=Bucket(16, 8)))[-1], red_on_top),
+    (
+        "hidden-folder-is-no-class",
+        lambda k: (d := classes(k.tmp, "cats", "dogs", ".ipynb_checkpoints"), lambda: ImageFolderDataset(d))[-1],
+        lambda data: data.class_names == ("cats", "dogs") and len(data) == 2,
+    ),
+    (
+        "hidden-file-is-no-image",
+        lambda k: (
+            d := classes(k.tmp, "cats"),
+            (d / "cats" / "._0.png").write_bytes(b"macOS metadata"),
+            lambda: ImageFolderDataset(d),
+        )[-1],
+        lambda data: len(data) == 1,
+    ),
+    (
+        "link-loop-ends",
+        lambda k: (
+            d := classes(k.tmp, "cats", "dogs"),
+            link(d / "cats" / "loop", d / "cats"),
+            lambda: ImageFolderDataset(d),
+        )[-1],
+        lambda data: len(data) == 2,
+    ),
+    (
+        "link-loop-to-the-root-ends",
+        lambda k: (d := classes(k.tmp, "cats"), link(d / "cats" / "up", d), lambda: ImageFolderDataset(d))[-1],
+        lambda data: data.class_names == ("cats",) and len(data) == 1,
+    ),
+    (
+        "same-file-linked-twice",
+        lambda k: (
+            d := classes(k.tmp, "cats"),
+            link(d / "cats" / "again.png", d / "cats" / "0.png"),
+            lambda: ImageFolderDataset(d),
+        )[-1],
+        lambda data: len(data) == 1,
+    ),
+    (
+        "class-folders-named-by-numbers",
+        lambda k: (d := classes(k.tmp, "3", "1", "2"), lambda: ImageFolderDataset(d))[-1],
+        lambda data: data.class_names == ("1", "2", "3") and data.labels.tolist() == [0, 1, 2],
+    ),
+    (
+        "png-of-16-bit-grey",  # PIL's own conversion clips it to white
+        lambda k: (d := grey_16_bit(k.tmp), lambda: ImageFolderDataset(d)[(0, Bucket(8, 8))]["pixel_values"])[-1],
+        lambda pixels: torch.allclose(pixels, torch.full_like(pixels, 128 / 255 * 2 - 1), atol=0.01),
+    ),
+    (
+        "jpeg-turned-by-its-exif-orientation",
+        lambda k: (d := turned_jpeg(k.tmp), lambda: ImageFolderDataset(d, default_bucket=Bucket(16, 8)))[-1],
+        red_on_top,
+    ),
 ]
 
 
@@ -144,13 +211,20 @@ def test_an_input_that_must_be_taken_is_taken_right_and_writes_nothing(expect_ha
 
 # pytest.param(make(kit) -> argv, a word of the message, id=...)
 CLI_CASES = [
-    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("cut.png", truncated_png()))), "cut.png",
-                 id="train-truncated-png"),
-    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", k.png(1, 1_000_000, "1")))), "aspect",
-                 id="train-image-of-1-by-1000000-pixels"),
+    pytest.param(
+        lambda k: folder_run(k.tmp, images(k.tmp, ("cut.png", truncated_png()))), "cut.png", id="train-truncated-png"
+    ),
+    pytest.param(
+        lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", k.png(1, 1_000_000, "1")))),
+        "aspect",
+        id="train-image-of-1-by-1000000-pixels",
+    ),
     pytest.param(lambda k: folder_run(k.tmp, k.tmp / "missing"), "does not exist", id="train-missing-data-folder"),
-    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp), "--batch-size", "8"), "lower batch_size",
-                 id="train-batch-larger-than-the-data"),
+    pytest.param(
+        lambda k: folder_run(k.tmp, images(k.tmp), "--batch-size", "8"),
+        "lower batch_size",
+        id="train-batch-larger-than-the-data",
+    ),
 ]
 
 
@@ -161,10 +235,16 @@ def test_a_bad_command_line_is_a_one_line_usage_error_before_any_output(expect_u
 
 # the hostile sizes, each in a process of its own under `ulimit -v 8000000`: pytest.param(make(kit) -> argv, word)
 HOSTILE_SIZES = [
-    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", k.png(1, 1_000_000, "1")))), "aspect",
-                 id="png-of-1-by-1000000-pixels"),
-    pytest.param(lambda k: folder_run(k.tmp, images(k.tmp, ("bomb.png", k.png(9500, 9500, "1")))), "decompression bomb",
-                 id="png-past-the-decompression-bomb-limit"),
+    pytest.param(
+        lambda k: folder_run(k.tmp, images(k.tmp, ("line.png", k.png(1, 1_000_000, "1")))),
+        "aspect",
+        id="png-of-1-by-1000000-pixels",
+    ),
+    pytest.param(
+        lambda k: folder_run(k.tmp, images(k.tmp, ("bomb.png", k.png(9500, 9500, "1")))),
+        "decompression bomb",
+        id="png-past-the-decompression-bomb-limit",
+    ),
 ]
 
 

@@ -21,9 +21,17 @@ def flux_with(method: str):
     from axialrope.models import apply_extrapolation
 
     torch.manual_seed(0)
-    model = FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
-                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=8,
-                                   pooled_projection_dim=8, axes_dims_rope=(4, 6, 6))
+    model = FluxTransformer2DModel(
+        patch_size=1,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=8,
+        pooled_projection_dim=8,
+        axes_dims_rope=(4, 6, 6),
+    )
 
     def call():
         handle = apply_extrapolation(model, method, trained_grid=(8, 8))
@@ -45,30 +53,74 @@ CASES = [
     ("dit-nan-timestep-number", lambda k: dit_call(k.dit(), math.nan), ValueError, "finite"),
     ("dit-complex-timestep", lambda k: dit_call(k.dit(), torch.tensor([1j])), TypeError, "timestep"),
     ("dit-timestep-string", lambda k: dit_call(k.dit(), "500"), TypeError, "timestep"),
-    ("dit-rope-config-not-a-config", lambda k: k.set_attr(k.dit(), "rope_config", {"theta": 500}),
-     TypeError, "RopeConfig"),
-    ("dit-rope-config-three-thetas", lambda k: k.set_attr(k.dit(), "rope_config", RopeConfig(theta=(1e4, 1e4, 1e4))),
-     ValueError, "theta"),
-    ("dit-rope-config-riflex-out-of-range", lambda k: k.set_attr(k.dit(), "rope_config", RopeConfig(
-        theta=500.0, scaling=RopeScaling("riflex", 2.0, 8, riflex_index=99))), ValueError, "riflex_index"),
-    ("dit-rope-config-offsets", lambda k: k.set_attr(k.dit(), "rope_config", RopeConfig(offset=(1.0, 2.0, 3.0))),
-     ValueError, "offset"),
-    ("sincos-rope-config-scaling", lambda k: k.set_attr(k.dit(position_encoding="sincos"), "rope_config", RopeConfig(
-        scaling=RopeScaling("linear", 2.0))), ValueError, "sincos"),
+    (
+        "dit-rope-config-not-a-config",
+        lambda k: k.set_attr(k.dit(), "rope_config", {"theta": 500}),
+        TypeError,
+        "RopeConfig",
+    ),
+    (
+        "dit-rope-config-three-thetas",
+        lambda k: k.set_attr(k.dit(), "rope_config", RopeConfig(theta=(1e4, 1e4, 1e4))),
+        ValueError,
+        "theta",
+    ),
+    (
+        "dit-rope-config-riflex-out-of-range",
+        lambda k: k.set_attr(
+            k.dit(), "rope_config", RopeConfig(theta=500.0, scaling=RopeScaling("riflex", 2.0, 8, riflex_index=99))
+        ),
+        ValueError,
+        "riflex_index",
+    ),
+    (
+        "dit-rope-config-offsets",
+        lambda k: k.set_attr(k.dit(), "rope_config", RopeConfig(offset=(1.0, 2.0, 3.0))),
+        ValueError,
+        "offset",
+    ),
+    (
+        "sincos-rope-config-scaling",
+        lambda k: k.set_attr(
+            k.dit(position_encoding="sincos"), "rope_config", RopeConfig(scaling=RopeScaling("linear", 2.0))
+        ),
+        ValueError,
+        "sincos",
+    ),
     ("rope-config-offset-nan", lambda k: lambda: RopeConfig(offset=math.nan), ValueError, "offset must be finite"),
-    ("rope-config-offset-inf-on-an-axis",
-     lambda k: lambda: RopeConfig(offset=(0.0, math.inf)), ValueError, "offset must be finite"),
+    (
+        "rope-config-offset-inf-on-an-axis",
+        lambda k: lambda: RopeConfig(offset=(0.0, math.inf)),
+        ValueError,
+        "offset must be finite",
+    ),
     ("rope-config-scale-0", lambda k: lambda: RopeConfig(scale=0), ValueError, "scale must be non-zero"),
-    ("rope-config-scale-0-on-an-axis",
-     lambda k: lambda: RopeConfig(scale=(1.0, 0.0)), ValueError, "scale must be non-zero"),
+    (
+        "rope-config-scale-0-on-an-axis",
+        lambda k: lambda: RopeConfig(scale=(1.0, 0.0)),
+        ValueError,
+        "scale must be non-zero",
+    ),
     ("rope-config-scale-nan", lambda k: lambda: RopeConfig(scale=math.nan), ValueError, "scale must be finite"),
-    ("grid-rope-config-scale", lambda k: k.set_attr(GridRope((8, 8)), "config", RopeConfig(scale=(1.0, 1.0, 1.0))),
-     ValueError, "scale"),
-    ("lm-scaling-without-factor", lambda k: lambda: lm().set_rope_scaling({"rope_type": "linear"}),
-     ValueError, "factor"),
+    (
+        "grid-rope-config-scale",
+        lambda k: k.set_attr(GridRope((8, 8)), "config", RopeConfig(scale=(1.0, 1.0, 1.0))),
+        ValueError,
+        "scale",
+    ),
+    (
+        "lm-scaling-without-factor",
+        lambda k: lambda: lm().set_rope_scaling({"rope_type": "linear"}),
+        ValueError,
+        "factor",
+    ),
     ("lm-theta-below-1", lambda k: lambda: lm().set_rope_scaling(None, theta=0.5), ValueError, "theta"),
-    ("lm-tuple-cache", lambda k: lambda: lm()(torch.zeros(1, 2, dtype=torch.long), [(torch.zeros(1, 1, 2, 8),) * 2]),
-     TypeError, "KVCache"),
+    (
+        "lm-tuple-cache",
+        lambda k: lambda: lm()(torch.zeros(1, 2, dtype=torch.long), [(torch.zeros(1, 1, 2, 8),) * 2]),
+        TypeError,
+        "KVCache",
+    ),
     ("dit-unknown-size", lambda k: lambda: create_dit("huge"), ValueError, "size"),
 ]
 
@@ -80,8 +132,11 @@ def test_a_bad_input_raises_a_clear_error_and_writes_nothing(expect_clear_error,
 
 # (id, make(kit) -> the call, holds(its result))
 HANDLED = [
-    ("apply-extrapolation-with-entropy",  # the names the CLI takes, for a diffusers model too
-     lambda k: flux_with("yarn+entropy"), lambda method: method == Extrapolation("yarn", entropy_scaling=True)),
+    (
+        "apply-extrapolation-with-entropy",  # the names the CLI takes, for a diffusers model too
+        lambda k: flux_with("yarn+entropy"),
+        lambda method: method == Extrapolation("yarn", entropy_scaling=True),
+    ),
 ]
 
 

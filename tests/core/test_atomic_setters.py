@@ -20,8 +20,9 @@ def tables(rope):
 
 @pytest.mark.parametrize("scaling", BAD_SCALINGS)
 def test_a_failed_set_frequencies_keeps_theta_scaling_and_tables(scaling):
-    rope = AxialRotaryEmbedding((4, 2, 6), theta=(100.0, 1e4, 1e4), scaling=[None, None, {"rope_type": "linear",
-                                                                                         "factor": 2.0}])
+    rope = AxialRotaryEmbedding(
+        (4, 2, 6), theta=(100.0, 1e4, 1e4), scaling=[None, None, {"rope_type": "linear", "factor": 2.0}]
+    )
     before, state = tables(rope), (rope.thetas, rope.scalings)
     with pytest.raises(ValueError):
         rope.set_frequencies(500.0, scaling)

@@ -39,9 +39,12 @@ def _imported_modules(path: Path, root: Path = CORE.parent) -> list[str]:
 
 def test_no_file_of_the_core_imports_the_models_or_the_pipelines():
     """Read from the source (imports inside functions too): what a run of the core may never reach."""
-    found = [f"{path.relative_to(CORE.parent)}: {name}" for path in sorted(CORE.rglob("*.py"))
-             for name in _imported_modules(path)
-             if name.split(".")[:2] in (["axialrope", "models"], ["axialrope", "pipelines"])]
+    found = [
+        f"{path.relative_to(CORE.parent)}: {name}"
+        for path in sorted(CORE.rglob("*.py"))
+        for name in _imported_modules(path)
+        if name.split(".")[:2] in (["axialrope", "models"], ["axialrope", "pipelines"])
+    ]
     assert found == []
 
 

@@ -24,8 +24,9 @@ def test_dype_yarn_equals_the_authors_formula(authors, dim, scale, t):
 
 def test_dype_yarn_at_t0_is_the_limit_of_the_authors_code(authors):
     # their code divides by zero at kappa = 0; towards it, both ramps turn over to PI everywhere
-    ours, gain = rope_frequencies(56, 10000.0, RopeScaling("dype_yarn", factor=2.0, original_max_position_embeddings=64,
-                                                           kappa=0.0))
+    ours, gain = rope_frequencies(
+        56, 10000.0, RopeScaling("dype_yarn", factor=2.0, original_max_position_embeddings=64, kappa=0.0)
+    )
     torch.testing.assert_close(ours, rope_frequencies(56)[0] / 2, rtol=1e-15, atol=0)
     almost = authors.dype_yarn(56, 10000.0, 2.0, 64, 1e-4)[0]
     np.testing.assert_allclose(ours.numpy(), almost, rtol=1e-12)

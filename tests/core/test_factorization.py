@@ -111,7 +111,7 @@ def test_exp_kernel_is_a_product_of_per_axis_kernels(seed, n_axes, layout):
     q, k = case.vectors(64) / 3, case.vectors(64) / 3
     q_coords, k_coords = case.coords(64), case.coords(64)
     kernel = case.logits(q, k, q_coords, k_coords).exp()
-    product = (q[:, case.rope.rotary_dim:] * k[:, case.rope.rotary_dim:]).sum(-1).exp()
+    product = (q[:, case.rope.rotary_dim :] * k[:, case.rope.rotary_dim :]).sum(-1).exp()
     for axis in range(n_axes):
         mask = torch.zeros(case.head_dim, dtype=torch.float64)
         mask[case.axis_channels(axis)] = 1

@@ -110,12 +110,21 @@ def test_yarn_keeps_fast_pairs_and_interpolates_slow_pairs():
 
 
 LLAMA3_CASES = [
-    (128, 500000.0, {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                     "original_max_position_embeddings": 8192}),
-    (64, 10000.0, {"factor": 4.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0,
-                   "original_max_position_embeddings": 2048}),
-    (64, 10000.0, {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                   "original_max_position_embeddings": 256}),
+    (
+        128,
+        500000.0,
+        {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+    ),
+    (
+        64,
+        10000.0,
+        {"factor": 4.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0, "original_max_position_embeddings": 2048},
+    ),
+    (
+        64,
+        10000.0,
+        {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 256},
+    ),
 ]
 
 
@@ -128,8 +137,9 @@ def test_llama3_matches_transformers(dim, theta, params):
 
 def test_llama3_bands():
     dim, theta = 128, 500000.0
-    scaling = RopeScaling("llama3", factor=8.0, original_max_position_embeddings=8192,
-                          low_freq_factor=1.0, high_freq_factor=4.0)
+    scaling = RopeScaling(
+        "llama3", factor=8.0, original_max_position_embeddings=8192, low_freq_factor=1.0, high_freq_factor=4.0
+    )
     plain, _ = rope_frequencies(dim, theta)
     scaled, _ = rope_frequencies(dim, theta, scaling)
     wavelength = 2 * math.pi / plain

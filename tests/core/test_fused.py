@@ -101,8 +101,12 @@ def test_without_weights_and_with_another_eps():
 
 @pytest.mark.parametrize(
     "backend, layout, case",
-    [(backend, layout, case) for backend in ("eager", "few_ops") for layout in ("half", "interleaved")
-     for case in ("grouped-query k, partial rotary", "across heads, partial")]
+    [
+        (backend, layout, case)
+        for backend in ("eager", "few_ops")
+        for layout in ("half", "interleaved")
+        for case in ("grouped-query k, partial rotary", "across heads, partial")
+    ]
     + [("compiled", "half", "grouped-query k, partial rotary"), ("compiled", "interleaved", "across heads, partial")],
 )
 def test_gradcheck(backend, layout, case):
@@ -117,8 +121,9 @@ def test_gradcheck(backend, layout, case):
         assert torch.autograd.gradcheck(fn, (q, k, qw, kw))
 
 
-@pytest.mark.parametrize("backend, layout", [("eager", "half"), ("eager", "interleaved"), ("composite", "half"),
-                                             ("compiled", "interleaved")])
+@pytest.mark.parametrize(
+    "backend, layout", [("eager", "half"), ("eager", "interleaved"), ("composite", "half"), ("compiled", "interleaved")]
+)
 def test_gradients_equal_the_unfused_pair(backend, layout):
     q, k, cos, sin, qw, kw, across = make("across heads, partial", torch.float64)
     leaves = [t.double().requires_grad_() for t in (q, k, qw, kw)]
@@ -159,8 +164,10 @@ def test_backward_keeps_no_normalised_copy():
     with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(tuple(t.shape)) or t, lambda t: t):
         with rotary_backend("eager"):
             rms_norm_rotary_qk(q, k, cos, sin, qw, kw)
-    assert sorted(saved) == sorted([tuple(cos.shape)] * 2 + [tuple(q.shape), tuple(k.shape), (2, 3, 5, 1),
-                                                             (2, 3, 5, 1), tuple(qw.shape), tuple(kw.shape)])
+    assert sorted(saved) == sorted(
+        [tuple(cos.shape)] * 2
+        + [tuple(q.shape), tuple(k.shape), (2, 3, 5, 1), (2, 3, 5, 1), tuple(qw.shape), tuple(kw.shape)]
+    )
 
 
 def test_compiled_kernel_keeps_the_memory_layout_of_a_projection():
@@ -205,8 +212,19 @@ def test_traces_into_one_graph():
         (dict(k=torch.ones(2, 3, 5, 8)), ValueError, "too wide for k"),
         (dict(layout="pairs"), ValueError, "layout must be one of"),
         (dict(across_heads=1), TypeError, "across_heads must be a bool"),
-        (dict(q=torch.ones(16), k=torch.ones(16), cos=torch.ones(8), sin=torch.ones(8), q_weight=None,
-              k_weight=None, across_heads=True), ValueError, "across_heads needs q shaped"),
+        (
+            dict(
+                q=torch.ones(16),
+                k=torch.ones(16),
+                cos=torch.ones(8),
+                sin=torch.ones(8),
+                q_weight=None,
+                k_weight=None,
+                across_heads=True,
+            ),
+            ValueError,
+            "across_heads needs q shaped",
+        ),
     ],
 )
 def test_bad_input_names_the_argument(kwargs, error, match):
@@ -274,7 +292,6 @@ for case in CASES:
                         torch.testing.assert_close(dw, ref_dw, rtol=1e-4, atol=1e-4 if dtype != torch.bfloat16 else 0.1)
 print("ok")
 """
-
 
 
 @pytest.mark.parametrize("layout", ["half", "interleaved"])

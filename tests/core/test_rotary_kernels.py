@@ -28,15 +28,15 @@ def reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
         sin = -sin
     pairs = cos.shape[-1]
     if layout == "half":
-        a, b = x[..., :pairs], x[..., pairs:2 * pairs]
+        a, b = x[..., :pairs], x[..., pairs : 2 * pairs]
     else:
-        a, b = x[..., 0:2 * pairs:2], x[..., 1:2 * pairs:2]
+        a, b = x[..., 0 : 2 * pairs : 2], x[..., 1 : 2 * pairs : 2]
     new_a, new_b = a * cos - b * sin, b * cos + a * sin
     out = x.clone()
     if layout == "half":
-        out[..., :pairs], out[..., pairs:2 * pairs] = new_a, new_b
+        out[..., :pairs], out[..., pairs : 2 * pairs] = new_a, new_b
     else:
-        out[..., 0:2 * pairs:2], out[..., 1:2 * pairs:2] = new_a, new_b
+        out[..., 0 : 2 * pairs : 2], out[..., 1 : 2 * pairs : 2] = new_a, new_b
     return out
 
 
@@ -433,7 +433,6 @@ def test_compiled_qk_in_one_call_keep_their_memory_layout(layout):
         assert torch.equal(apply_rotary(k, cos, sin, layout), k_rot)
 
 
-
 def test_compiled_qk_with_grouped_query_k_keep_their_memory_layout():
     """k with fewer heads than q, both views of projections: one table view serves both."""
     q = randn(2, 7, 4, 20).transpose(1, 2)  # (batch, heads, seq, dim) view of (batch, seq, heads, dim)
@@ -481,8 +480,9 @@ def test_split_and_join_pairs_are_inverse():
             assert first.shape == second.shape == (2, 3, pairs)
             assert (rest is None) == (dim == 2 * pairs)
             assert torch.equal(kernels.join_pairs(layout, first, second, rest), x)
-            assert (torch.equal(first[..., 0], x[..., 0])
-                    and torch.equal(second[..., 0], x[..., pairs if layout == "half" else 1]))
+            assert torch.equal(first[..., 0], x[..., 0]) and torch.equal(
+                second[..., 0], x[..., pairs if layout == "half" else 1]
+            )
 
 
 # -- Triton -----------------------------------------------------------------------------------
@@ -532,7 +532,11 @@ def test_row_cuda_runs_triton_and_matches_the_reference(dtype, layout):
     assert_matches_reference(out.cpu(), x.cpu(), cos.cpu(), sin.cpu(), layout)
     q = x.float().requires_grad_()
     apply_rotary(q, cos, sin, layout).backward(torch.ones_like(q))
-    torch.testing.assert_close(q.grad.cpu().double(), reference(torch.ones_like(q).cpu(), cos.cpu(), sin.cpu(),
-                                                                layout, inverse=True), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        q.grad.cpu().double(),
+        reference(torch.ones_like(q).cpu(), cos.cpu(), sin.cpu(), layout, inverse=True),
+        rtol=1e-5,
+        atol=1e-5,
+    )
     in_place = apply_rotary_(x.clone(), cos, sin, layout)
     assert torch.equal(in_place, out)

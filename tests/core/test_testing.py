@@ -97,8 +97,9 @@ def _subject(rotate, **options):
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
 @pytest.mark.parametrize("axes_dims", [(16,), (8, 12), (8, 12, 12)])
 def test_every_check_passes_on_axialrope(layout, axes_dims):
-    subject = RotaryUnderTest.from_embedding(AxialRotaryEmbedding(axes_dims, theta=500.0), layout,
-                                             dim=sum(axes_dims) + 4)
+    subject = RotaryUnderTest.from_embedding(
+        AxialRotaryEmbedding(axes_dims, theta=500.0), layout, dim=sum(axes_dims) + 4
+    )
     results = run_checks(subject)
     assert [r.name for r in results] == list(CHECK_NAMES)
     for result in results:
@@ -111,8 +112,7 @@ def test_every_check_passes_on_axialrope(layout, axes_dims):
 
 def test_the_hand_built_reference_rotation_passes_everything():
     """The broken rotations differ from this one in one place each."""
-    assert_rope_properties(_rotation(), len(AXES_DIMS), sum(AXES_DIMS) + 4,
-                           axes_dims=AXES_DIMS, layout="interleaved")
+    assert_rope_properties(_rotation(), len(AXES_DIMS), sum(AXES_DIMS) + 4, axes_dims=AXES_DIMS, layout="interleaved")
 
 
 def test_every_check_has_a_broken_rotation_it_must_catch():
@@ -133,8 +133,9 @@ def test_reduction_compares_with_1d_rope_when_the_layout_is_known():
     rotate = _rotation()
     right = run_checks(_subject(rotate, axes_dims=AXES_DIMS, layout="interleaved"), ["reduction"])[0]
     wrong_layout = run_checks(_subject(rotate, axes_dims=AXES_DIMS, layout="half"), ["reduction"])[0]
-    wrong_theta = run_checks(_subject(rotate, axes_dims=AXES_DIMS, layout="interleaved",
-                                      thetas=(10000.0, 10000.0, 100.0)), ["reduction"])[0]
+    wrong_theta = run_checks(
+        _subject(rotate, axes_dims=AXES_DIMS, layout="interleaved", thetas=(10000.0, 10000.0, 100.0)), ["reduction"]
+    )[0]
     assert right.passed and "1D RoPE" in right.explanation
     assert not wrong_layout.passed and not wrong_theta.passed
     assert "axis 2" in wrong_theta.explanation

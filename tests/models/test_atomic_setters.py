@@ -55,16 +55,27 @@ def test_grid_rope_keeps_its_config_and_tables():
     assert all(torch.equal(a, b) for a, b in zip(before, rope.table((3, 4), num_text_tokens=2), strict=True))
 
 
-@pytest.mark.parametrize("scaling, theta", [
-    ({"rope_type": "linear"}, None),  # no factor
-    ({"rope_type": "riflex", "factor": 2.0, "original_max_position_embeddings": 4, "riflex_index": 99}, 500.0),
-    (None, 0.5),
-    ({"rope_type": "ntk", "factor": 1e300}, 500.0),
-])
+@pytest.mark.parametrize(
+    "scaling, theta",
+    [
+        ({"rope_type": "linear"}, None),  # no factor
+        ({"rope_type": "riflex", "factor": 2.0, "original_max_position_embeddings": 4, "riflex_index": 99}, 500.0),
+        (None, 0.5),
+        ({"rope_type": "ntk", "factor": 1e300}, 500.0),
+    ],
+)
 def test_a_failed_set_rope_scaling_leaves_every_layer_as_it_was(scaling, theta):
     torch.manual_seed(0)
-    model = TinyCausalLM(TextLMConfig(vocab_size=8, dim=16, depth=2, num_heads=2, num_kv_heads=1,
-                                      rope_scaling={"rope_type": "linear", "factor": 2.0})).eval()
+    model = TinyCausalLM(
+        TextLMConfig(
+            vocab_size=8,
+            dim=16,
+            depth=2,
+            num_heads=2,
+            num_kv_heads=1,
+            rope_scaling={"rope_type": "linear", "factor": 2.0},
+        )
+    ).eval()
     tokens = torch.tensor([[1, 2, 3, 4, 5]])
     before, config = model(tokens)[0], model.config
     with pytest.raises(ValueError):

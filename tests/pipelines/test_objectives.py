@@ -115,8 +115,10 @@ def test_frame_correlated_noise_is_standard_normal_with_the_asked_correlation(rh
 
 def test_uncorrelated_noise_is_plain_randn_and_images_take_no_correlation():
     shape = (2, 3, 4, 8, 8)
-    assert torch.equal(draw_noise(shape, 0.0, torch.Generator().manual_seed(3)),
-                       torch.randn(shape, generator=torch.Generator().manual_seed(3)))
+    assert torch.equal(
+        draw_noise(shape, 0.0, torch.Generator().manual_seed(3)),
+        torch.randn(shape, generator=torch.Generator().manual_seed(3)),
+    )
     with pytest.raises(ValueError, match="needs a video shape"):
         draw_noise((2, 3, 8, 8), 0.5)
 
@@ -129,6 +131,11 @@ def test_the_training_loss_noises_frames_with_the_asked_correlation():
 
     for rho in (0.0, 0.7):
         recorder = Recorder()
-        training_loss(recorder, FlowMatching(), torch.zeros(32, 3, 4, 16, 16),
-                      generator=torch.Generator().manual_seed(0), frame_noise_correlation=rho)
+        training_loss(
+            recorder,
+            FlowMatching(),
+            torch.zeros(32, 3, 4, 16, 16),
+            generator=torch.Generator().manual_seed(0),
+            frame_noise_correlation=rho,
+        )
         assert abs(_frame_correlation(recorder.noise) - rho) < 0.03

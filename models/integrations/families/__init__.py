@@ -27,8 +27,27 @@ from . import (
     z_image,
 )
 
-FAMILIES = (*flux.FAMILIES, *qwen_image.FAMILIES, *wan.FAMILIES, *hunyuan_video.FAMILIES, *cogvideox.FAMILIES,
-            *ltx_video.FAMILIES, *anyflow.FAMILIES, *framepack.FAMILIES, *pipeline_built.FAMILIES,
-            *fitted.FAMILIES, *lumina.FAMILIES, *ideogram4.FAMILIES, *mochi.FAMILIES, *cosmos.FAMILIES,
-            *helios.FAMILIES, *sana_wm.FAMILIES, *joyimage.FAMILIES, *ltx2.FAMILIES, *embed_nd.FAMILIES,
-            *z_image.FAMILIES, *kandinsky.FAMILIES, *cosmos3.FAMILIES)
+FAMILIES = (
+    *flux.FAMILIES,
+    *qwen_image.FAMILIES,
+    *wan.FAMILIES,
+    *hunyuan_video.FAMILIES,
+    *cogvideox.FAMILIES,
+    *ltx_video.FAMILIES,
+    *anyflow.FAMILIES,
+    *framepack.FAMILIES,
+    *pipeline_built.FAMILIES,
+    *fitted.FAMILIES,
+    *lumina.FAMILIES,
+    *ideogram4.FAMILIES,
+    *mochi.FAMILIES,
+    *cosmos.FAMILIES,
+    *helios.FAMILIES,
+    *sana_wm.FAMILIES,
+    *joyimage.FAMILIES,
+    *ltx2.FAMILIES,
+    *embed_nd.FAMILIES,
+    *z_image.FAMILIES,
+    *kandinsky.FAMILIES,
+    *cosmos3.FAMILIES,
+)

@@ -25,13 +25,19 @@ COSMOS3 = Family(
     kind=Cosmos3Kind(),
     axes=("temporal", "spatial", "spatial"),
     rope_axes=RopeAxes(dims=whole_head, theta="rope_theta"),
-    trained=(TrainedGrid(
-        (48, 23, 40),
-        "Cosmos3OmniPipeline's default, 189 frames at 720 x 1280 px and 24 fps, stands in for the trained one (the "
-        "model card was not read); VAE 4x temporal, 16x spatial, patch 2: (189 - 1) / 4 + 1 latent frames, "
-        "ceil(45 / 2) x 40 patches"),),
-    time=Timestep(1000.0, "Cosmos3OmniPipeline passes its scheduler's timesteps, sigma * 1000, as vision_timesteps",
-                  argument="vision_timesteps"),
+    trained=(
+        TrainedGrid(
+            (48, 23, 40),
+            "Cosmos3OmniPipeline's default, 189 frames at 720 x 1280 px and 24 fps, stands in for the trained one (the "
+            "model card was not read); VAE 4x temporal, 16x spatial, patch 2: (189 - 1) / 4 + 1 latent frames, "
+            "ceil(45 / 2) x 40 patches",
+        ),
+    ),
+    time=Timestep(
+        1000.0,
+        "Cosmos3OmniPipeline passes its scheduler's timesteps, sigma * 1000, as vision_timesteps",
+        argument="vision_timesteps",
+    ),
     rope_attr="rotary_emb",
     rope_classes=("Cosmos3VLTextRotaryEmbedding",),
     pipelines=("Cosmos3OmniPipeline",),

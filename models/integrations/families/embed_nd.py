@@ -18,15 +18,24 @@ HIDREAM = Family(
     classes=("HiDreamImageTransformer2DModel",),
     kind=EmbedNDKind(table="rotation", heads_axis=2),
     axes=("reference", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims="axes_dims_rope", theta=10000.0,
-                       theta_source="HiDreamImageTransformer2DModel builds HiDreamImageEmbedND(theta=10000)"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "HiDreamImagePipeline's default 1024 x 1024 px (default_sample_size 128 x VAE 8; no model card read here, "
-        "no network); VAE 8x, 2x2 patches = 16 px per token. Beyond max_resolution's tokens the model itself takes "
-        "square latents only (non-square ones are padded to that many tokens)"),),
-    time=Timestep(1000.0, "HiDreamImagePipeline passes the scheduler's timesteps (1000 at pure noise) as `timesteps`",
-                  argument="timesteps"),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="HiDreamImageTransformer2DModel builds HiDreamImageEmbedND(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "HiDreamImagePipeline's default 1024 x 1024 px (default_sample_size 128 x VAE 8; no model card read here, "
+            "no network); VAE 8x, 2x2 patches = 16 px per token. Beyond max_resolution's tokens the model itself takes "
+            "square latents only (non-square ones are padded to that many tokens)",
+        ),
+    ),
+    time=Timestep(
+        1000.0,
+        "HiDreamImagePipeline passes the scheduler's timesteps (1000 at pure noise) as `timesteps`",
+        argument="timesteps",
+    ),
     rope_attr="pe_embedder",
     rope_classes=("HiDreamImageEmbedND",),
     pipelines=("HiDreamImagePipeline",),
@@ -45,11 +54,14 @@ PRX = Family(
             (16, 16),
             "PRXPipeline's default 512 x 512 px (DEFAULT_RESOLUTION; no model card read here, no network) through "
             "a DC-AE (32 latent channels, 32x) and patch 1 = 32 px per token",
-            when=(("in_channels", 32), ("patch_size", 1)), label="DC-AE, patch 1"),
+            when=(("in_channels", 32), ("patch_size", 1)),
+            label="DC-AE, patch 1",
+        ),
         TrainedGrid(
             (32, 32),
             "PRXPipeline's default 512 x 512 px (DEFAULT_RESOLUTION; no model card read here, no network) through "
-            "the Flux VAE (16 latent channels, 8x) and 2x2 patches = 16 px per token"),
+            "the Flux VAE (16 latent channels, 8x) and 2x2 patches = 16 px per token",
+        ),
     ),
     time=Timestep(1.0, "PRXPipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
     rope_attr="pe_embedder",
@@ -63,12 +75,16 @@ ERNIE_IMAGE = Family(
     classes=("ErnieImageTransformer2DModel",),
     kind=EmbedNDKind(table="angles", heads_axis=2),
     axes=("reference", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims="rope_axes_dim", theta="rope_theta",
-                       theta_source="ErnieImageTransformer2DModel's config rope_theta"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "ErnieImagePipeline's default 1024 x 1024 px (no model card read here, no network); VAE 16x, patch 1 = "
-        "16 px per token"),),
+    rope_axes=RopeAxes(
+        dims="rope_axes_dim", theta="rope_theta", theta_source="ErnieImageTransformer2DModel's config rope_theta"
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "ErnieImagePipeline's default 1024 x 1024 px (no model card read here, no network); VAE 16x, patch 1 = "
+            "16 px per token",
+        ),
+    ),
     time=Timestep(1000.0, "ErnieImagePipeline passes the scheduler's timesteps (1000 at pure noise)"),
     rope_attr="pos_embed",
     rope_classes=("ErnieImageEmbedND3",),

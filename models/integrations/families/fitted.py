@@ -72,28 +72,37 @@ HUNYUAN_DIT = Family(
     name="hunyuan-dit",
     title="HunyuanDiT",
     classes=("HunyuanDiT2DModel",),
-    kind=FittedKind(positions=hunyuan_dit_positions, grid=latent_grid, argument="image_rotary_emb",
-                    columns=(1, 0)),
+    kind=FittedKind(positions=hunyuan_dit_positions, grid=latent_grid, argument="image_rotary_emb", columns=(1, 0)),
     axes=("spatial", "spatial"),
-    rope_axes=RopeAxes(dims=hunyuan_dit_dims, theta=10000.0,
-                       theta_source="get_2d_rotary_pos_embed's default, which the HunyuanDiT pipelines use"),
-    trained=(TrainedGrid(
-        (80, 80),
-        "HunyuanDiTPipeline's resolution binning (SUPPORTED_SHAPE, the sizes it maps every request to): from "
-        "768 to 1280 px a side, 1280 x 1280 px the largest; VAE 8x, patch 2; the model card was not read",
-        pipeline_default=(64, 64)),),  # default_sample_size 128 latent pixels: 1024 x 1024 px
+    rope_axes=RopeAxes(
+        dims=hunyuan_dit_dims,
+        theta=10000.0,
+        theta_source="get_2d_rotary_pos_embed's default, which the HunyuanDiT pipelines use",
+    ),
+    trained=(
+        TrainedGrid(
+            (80, 80),
+            "HunyuanDiTPipeline's resolution binning (SUPPORTED_SHAPE, the sizes it maps every request to): from "
+            "768 to 1280 px a side, 1280 x 1280 px the largest; VAE 8x, patch 2; the model card was not read",
+            pipeline_default=(64, 64),
+        ),
+    ),  # default_sample_size 128 latent pixels: 1024 x 1024 px
     time=Timestep(1000.0, "the HunyuanDiT pipelines pass DDPM steps 0 .. 999"),
     pipelines=("HunyuanDiTPipeline", "HunyuanDiTPAGPipeline", "HunyuanDiTControlNetPipeline"),
     test="test_families.py, test_fitted.py",
 )
+
 
 def easyanimate_positions(config, grid) -> list[torch.Tensor]:
     """(t, y, x) positions of EasyAnimate's rope for a token grid (frames, h, w)."""
     p = config["patch_size"]
     frames, height, width = grid
     start, stop = centred_fit((height, width), (60 // p, 90 // p))
-    return [linspace_positions(0, frames, frames), linspace_positions(start[0], stop[0], height),
-            linspace_positions(start[1], stop[1], width)]
+    return [
+        linspace_positions(0, frames, frames),
+        linspace_positions(start[0], stop[0], height),
+        linspace_positions(start[1], stop[1], width),
+    ]
 
 
 def easyanimate_grid(config, hidden_states: torch.Tensor) -> tuple[int, int, int]:
@@ -112,18 +121,25 @@ EASYANIMATE = Family(
     classes=("EasyAnimateTransformer3DModel",),
     kind=FittedKind(positions=easyanimate_positions, grid=easyanimate_grid),
     axes=("temporal", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims=easyanimate_dims, theta=10000.0,
-                       theta_source="get_3d_rotary_pos_embed's default, which EasyAnimateRotaryPosEmbed uses"),
-    trained=(TrainedGrid(
-        (13, 64, 64),
-        "EasyAnimate V5: 49 frames (6 s at 8 fps) at up to 1024 x 1024 px, as third-party pages on V5 report (the "
-        "model card was not read); VAE 8x spatial, 4x temporal (13 latent frames), patch 2",
-        pipeline_default=(13, 32, 32)),),  # EasyAnimatePipeline: 49 frames at 512 x 512 px
+    rope_axes=RopeAxes(
+        dims=easyanimate_dims,
+        theta=10000.0,
+        theta_source="get_3d_rotary_pos_embed's default, which EasyAnimateRotaryPosEmbed uses",
+    ),
+    trained=(
+        TrainedGrid(
+            (13, 64, 64),
+            "EasyAnimate V5: 49 frames (6 s at 8 fps) at up to 1024 x 1024 px, as third-party pages on V5 report (the "
+            "model card was not read); VAE 8x spatial, 4x temporal (13 latent frames), patch 2",
+            pipeline_default=(13, 32, 32),
+        ),
+    ),  # EasyAnimatePipeline: 49 frames at 512 x 512 px
     time=Timestep(1000.0, "the EasyAnimate pipelines pass the flow-matching scheduler's timesteps, sigma * 1000"),
     rope_attr="rope_embedding",
     rope_classes=("EasyAnimateRotaryPosEmbed",),
     pipelines=("EasyAnimatePipeline", "EasyAnimateInpaintPipeline", "EasyAnimateControlPipeline"),
 )
+
 
 def cogview4_positions(config, grid) -> list[torch.Tensor]:
     """(y, x) positions of CogView4's rope for a token grid (h, w): i * R // n, R = rope_axes_dim."""
@@ -141,13 +157,19 @@ COGVIEW4 = Family(
     classes=("CogView4Transformer2DModel",),
     kind=FittedKind(positions=cogview4_positions, grid=latent_grid, layout="halves"),
     axes=("spatial", "spatial"),
-    rope_axes=RopeAxes(dims=hunyuan_dit_dims, theta=10000.0,
-                       theta_source="CogView4Transformer2DModel builds its CogView4RotaryPosEmbed with theta=10000.0"),
-    trained=(TrainedGrid(
-        (128, 128),
-        "CogView4-6B's stated range, 512 to 2048 px a side, recalled from its release (the model card was not read "
-        "here); VAE 8x, patch 2",
-        pipeline_default=(64, 64)),),  # sample_size 128 latent pixels: 1024 x 1024 px
+    rope_axes=RopeAxes(
+        dims=hunyuan_dit_dims,
+        theta=10000.0,
+        theta_source="CogView4Transformer2DModel builds its CogView4RotaryPosEmbed with theta=10000.0",
+    ),
+    trained=(
+        TrainedGrid(
+            (128, 128),
+            "CogView4-6B's stated range, 512 to 2048 px a side, recalled from its release (the model card was not read "
+            "here); VAE 8x, patch 2",
+            pipeline_default=(64, 64),
+        ),
+    ),  # sample_size 128 latent pixels: 1024 x 1024 px
     time=Timestep(1000.0, "CogView4Pipeline passes the flow-matching scheduler's timesteps, sigma * 1000"),
     rope_attr="rope",
     rope_classes=("CogView4RotaryPosEmbed",),
@@ -155,19 +177,34 @@ COGVIEW4 = Family(
 )
 
 GLM_IMAGE = replace(
-    COGVIEW4, name="glm-image", title="GLM-Image", classes=("GlmImageTransformer2DModel",),
+    COGVIEW4,
+    name="glm-image",
+    title="GLM-Image",
+    classes=("GlmImageTransformer2DModel",),
     kind=FittedKind(positions=token_indices, grid=latent_grid, layout="halves"),
-    rope_axes=RopeAxes(dims=hunyuan_dit_dims, theta=10000.0,
-                       theta_source="GlmImageTransformer2DModel builds its GlmImageRotaryPosEmbed with theta=10000.0"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "GlmImagePipeline's default size, 1024 x 1024 px (sample_size 128 latent pixels), stands in for the "
-        "trained one (the model card was not read); VAE 8x, patch 2"),),
+    rope_axes=RopeAxes(
+        dims=hunyuan_dit_dims,
+        theta=10000.0,
+        theta_source="GlmImageTransformer2DModel builds its GlmImageRotaryPosEmbed with theta=10000.0",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "GlmImagePipeline's default size, 1024 x 1024 px (sample_size 128 latent pixels), stands in for the "
+            "trained one (the model card was not read); VAE 8x, patch 2",
+        ),
+    ),
     time=Timestep(1000.0, "GlmImagePipeline passes the flow-matching scheduler's timesteps (sigma * 1000) minus 1"),
-    rope_classes=("GlmImageRotaryPosEmbed",), pipelines=("GlmImagePipeline",))
+    rope_classes=("GlmImageRotaryPosEmbed",),
+    pipelines=("GlmImagePipeline",),
+)
 
-HUNYUAN_DIT_CONTROLNET = replace(HUNYUAN_DIT, name="hunyuan-dit-controlnet", title="HunyuanDiT ControlNet",
-                                 classes=("HunyuanDiT2DControlNetModel",),
-                                 pipelines=("HunyuanDiTControlNetPipeline",))
+HUNYUAN_DIT_CONTROLNET = replace(
+    HUNYUAN_DIT,
+    name="hunyuan-dit-controlnet",
+    title="HunyuanDiT ControlNet",
+    classes=("HunyuanDiT2DControlNetModel",),
+    pipelines=("HunyuanDiTControlNetPipeline",),
+)
 
 FAMILIES = (HUNYUAN_DIT, HUNYUAN_DIT_CONTROLNET, EASYANIMATE, COGVIEW4, GLM_IMAGE)

@@ -21,13 +21,17 @@ FRAMEPACK = Family(
     kind=FrameIndicesKind(patch="patch_size"),
     axes=("reference", "spatial", "spatial"),
     rope_axes=RopeAxes(dims="rope_axes_dim", theta="rope_theta"),
-    trained=(TrainedGrid(
-        (40, 40),
-        "FramePack: its demo (lllyasviel/FramePack demo_gradio.py) resizes every input to the nearest of its 640 "
-        "resolution buckets (find_nearest_bucket(H, W, resolution=640)), about 640 x 640 px of area from 416 x 960 "
-        "to 960 x 416 px; 640 x 640 px is 40 x 40 tokens (VAE 8x, 2x2 patches). A non-square bucket passes its own, "
-        "e.g. trained_grid=(26, 60) for 416 x 960 px",
-        pipeline_default=(45, 80)),),  # HunyuanVideoFramepackPipeline: 720 x 1280 px
+    trained=(
+        TrainedGrid(
+            (40, 40),
+            "FramePack: its demo (lllyasviel/FramePack demo_gradio.py) resizes every input to the nearest of its 640 "
+            "resolution buckets (find_nearest_bucket(H, W, resolution=640)), about 640 x 640 px of area from 416 x 960 "
+            "to 960 x 416 px; 640 x 640 px is 40 x 40 tokens (VAE 8x, 2x2 patches). A non-square bucket passes "
+            "its own, "
+            "e.g. trained_grid=(26, 60) for 416 x 960 px",
+            pipeline_default=(45, 80),
+        ),
+    ),  # HunyuanVideoFramepackPipeline: 720 x 1280 px
     time=Timestep(1000.0, "HunyuanVideoFramepackPipeline passes the scheduler's timesteps, sigma * 1000"),
     rope_attr="rope",
     rope_classes=("HunyuanVideoFramepackRotaryPosEmbed",),

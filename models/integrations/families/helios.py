@@ -19,11 +19,14 @@ HELIOS = Family(
     kind=HeliosKind(),
     axes=("reference", "spatial", "spatial"),
     rope_axes=RopeAxes(dims="rope_dim", theta="rope_theta"),
-    trained=(TrainedGrid(
-        (24, 40),
-        "Helios: HeliosPipeline's and HeliosPyramidPipeline's defaults, 384 x 640 px (the model card was not "
-        "read); VAE 8x spatial (its scale_factor_spatial), patch (1, 2, 2): 16 px per token. The pyramid "
-        "pipeline's earlier stages run below this size"),),
+    trained=(
+        TrainedGrid(
+            (24, 40),
+            "Helios: HeliosPipeline's and HeliosPyramidPipeline's defaults, 384 x 640 px (the model card was not "
+            "read); VAE 8x spatial (its scale_factor_spatial), patch (1, 2, 2): 16 px per token. The pyramid "
+            "pipeline's earlier stages run below this size",
+        ),
+    ),
     time=Timestep(1000.0, "HeliosPipeline passes HeliosScheduler's timesteps, sigma * 1000"),
     rope_attr="rope",
     rope_classes=("HeliosRotaryPosEmbed",),

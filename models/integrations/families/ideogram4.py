@@ -24,10 +24,14 @@ IDEOGRAM4 = Family(
     kind=InterleavedMRopeKind(),
     axes=("reference", "spatial", "spatial"),
     rope_axes=RopeAxes(dims=whole_head, theta="rope_theta"),
-    trained=(TrainedGrid(
-        (128, 128),
-        "Ideogram4Pipeline's default and recommended size, 2048 x 2048 px, stands in for the trained one (the model "
-        "card was not read); VAE 8x, patch 2"),),
+    trained=(
+        TrainedGrid(
+            (128, 128),
+            "Ideogram4Pipeline's default and recommended size, 2048 x 2048 px, stands in for the trained one "
+            "(the model "
+            "card was not read); VAE 8x, patch 2",
+        ),
+    ),
     time=Timestep(0.0, "Ideogram4Pipeline passes model time 1 - sigma: 0 at noise, 1 at the image", at_clean=1.0),
     rope_attr="rotary_emb",
     rope_classes=("Ideogram4MRoPE",),

@@ -31,12 +31,16 @@ JOYIMAGE_EDIT = Family(
     kind=JoyImageKind(),
     axes=("reference", "spatial", "spatial"),
     rope_axes=RopeAxes(dims=joyimage_axes_dims, theta="theta"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "JoyImage Edit: JoyImageEditPipeline resizes to its resolution buckets of about 1024 x 1024 px of area "
-        "(JoyImageEditImageProcessor, basesize 1024, from 512 x 2048 to 2048 x 512 px; the model card was not read); "
-        "1024 x 1024 px is 64 x 64 tokens (VAE 8x, patch (1, 2, 2)). A non-square bucket passes its own, e.g. "
-        "trained_grid=(48, 80) for 768 x 1280 px"),),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "JoyImage Edit: JoyImageEditPipeline resizes to its resolution buckets of about 1024 x 1024 px of area "
+            "(JoyImageEditImageProcessor, basesize 1024, from 512 x 2048 to 2048 x 512 px; the model card was "
+            "not read); "
+            "1024 x 1024 px is 64 x 64 tokens (VAE 8x, patch (1, 2, 2)). A non-square bucket passes its own, e.g. "
+            "trained_grid=(48, 80) for 768 x 1280 px",
+        ),
+    ),
     time=Timestep(1000.0, "JoyImageEditPipeline passes the scheduler's timesteps, sigma * 1000"),
     rope_attr="get_rotary_pos_embed",
     pipelines=("JoyImageEditPipeline",),
@@ -45,16 +49,23 @@ JOYIMAGE_EDIT = Family(
 )
 
 JOYIMAGE_EDIT_PLUS = replace(
-    JOYIMAGE_EDIT, name="joyimage-edit-plus", title="JoyImage Edit Plus",
+    JOYIMAGE_EDIT,
+    name="joyimage-edit-plus",
+    title="JoyImage Edit Plus",
     classes=("JoyImageEditPlusTransformer3DModel",),
-    kind=JoyImageRangeKind(), rope_attr="_get_rotary_pos_embed_for_range",
-    trained=(TrainedGrid(
-        (64, 64),
-        "JoyImage Edit Plus: JoyImageEditPlusPipeline outputs 1024 x 1024 px without a reference image and "
-        "otherwise the last reference's bucket of about 1024 x 1024 px of area (JoyImageEditImageProcessor, "
-        "basesize 1024; the model card was not read); 64 x 64 tokens (VAE 8x, patch (1, 2, 2))"),),
+    kind=JoyImageRangeKind(),
+    rope_attr="_get_rotary_pos_embed_for_range",
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "JoyImage Edit Plus: JoyImageEditPlusPipeline outputs 1024 x 1024 px without a reference image and "
+            "otherwise the last reference's bucket of about 1024 x 1024 px of area (JoyImageEditImageProcessor, "
+            "basesize 1024; the model card was not read); 64 x 64 tokens (VAE 8x, patch (1, 2, 2))",
+        ),
+    ),
     time=Timestep(1000.0, "JoyImageEditPlusPipeline passes the scheduler's timesteps, sigma * 1000"),
     pipelines=("JoyImageEditPlusPipeline",),
-    no_time_axis="packs its output and reference images one after the other on the time axis")
+    no_time_axis="packs its output and reference images one after the other on the time axis",
+)
 
 FAMILIES = (JOYIMAGE_EDIT, JOYIMAGE_EDIT_PLUS)

@@ -26,11 +26,15 @@ LTX2 = Family(
     kind=LTX2Kind(),
     axes=("temporal", "spatial", "spatial"),
     rope_axes=RopeAxes(dims=ltx2_axes_dims, theta="rope_theta"),
-    trained=(TrainedGrid(
-        (16, 16, 24),
-        "LTX-2: LTX2Pipeline's default, 121 frames at 512 x 768 px and frame_rate 24 (the model card was not read); "
-        "VAE 8x temporal, 32x spatial, patch 1: (121 - 1) / 8 + 1 latent frames. Its two-stage recipe refines at "
-        "twice the size after LTX2LatentUpsamplePipeline: pass trained_grid=(16, 32, 48) for the second stage"),),
+    trained=(
+        TrainedGrid(
+            (16, 16, 24),
+            "LTX-2: LTX2Pipeline's default, 121 frames at 512 x 768 px and frame_rate 24 (the model card was not "
+            "read); "
+            "VAE 8x temporal, 32x spatial, patch 1: (121 - 1) / 8 + 1 latent frames. Its two-stage recipe refines at "
+            "twice the size after LTX2LatentUpsamplePipeline: pass trained_grid=(16, 32, 48) for the second stage",
+        ),
+    ),
     time=Timestep(1000.0, "LTX2Pipeline passes the scheduler's timesteps, sigma * 1000"),
     rope_attr="rope",
     rope_classes=("LTX2AudioVideoRotaryPosEmbed",),

@@ -22,12 +22,18 @@ LTX_VIDEO = Family(
     classes=("LTXVideoTransformer3DModel",),
     kind=LTXKind(bases=(20, 2048, 2048), default_time_scale=8 / 25),
     axes=("temporal", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims=ltx_axes_dims, theta=10000.0,
-                       theta_source="LTXVideoTransformer3DModel builds LTXVideoRotaryPosEmbed(theta=10000.0)"),
-    trained=(TrainedGrid(
-        (21, 16, 22),
-        "LTX-Video: 161 frames at 512 x 704 px (LTXPipeline's defaults, 25 fps); VAE 32x spatial, 8x temporal "
-        "((161 - 1) / 8 + 1 = 21 latent frames), patch 1"),),
+    rope_axes=RopeAxes(
+        dims=ltx_axes_dims,
+        theta=10000.0,
+        theta_source="LTXVideoTransformer3DModel builds LTXVideoRotaryPosEmbed(theta=10000.0)",
+    ),
+    trained=(
+        TrainedGrid(
+            (21, 16, 22),
+            "LTX-Video: 161 frames at 512 x 704 px (LTXPipeline's defaults, 25 fps); VAE 32x spatial, 8x temporal "
+            "((161 - 1) / 8 + 1 = 21 latent frames), patch 1",
+        ),
+    ),
     time=Timestep(1000.0, "LTXPipeline passes sigma * 1000"),
     rope_attr="rope",
     rope_classes=("LTXVideoRotaryPosEmbed",),

@@ -21,18 +21,23 @@ LUMINA2 = Family(
     classes=("Lumina2Transformer2DModel",),
     kind=Lumina2Kind(),
     axes=("reference", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims="axes_dim_rope", theta=10000.0,
-                       theta_source="Lumina2Transformer2DModel builds its Lumina2RotaryPosEmbed with theta=10000"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "Lumina2Pipeline's default size, 1024 x 1024 px (sample_size 128 latent pixels), stands in for the trained "
-        "one (the model card was not read); VAE 8x, patch 2"),),
+    rope_axes=RopeAxes(
+        dims="axes_dim_rope",
+        theta=10000.0,
+        theta_source="Lumina2Transformer2DModel builds its Lumina2RotaryPosEmbed with theta=10000",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "Lumina2Pipeline's default size, 1024 x 1024 px (sample_size 128 latent pixels), stands in for the trained "
+            "one (the model card was not read); VAE 8x, patch 2",
+        ),
+    ),
     time=Timestep(0.0, "Lumina2Pipeline passes 1 - t / 1000: 0 at noise, 1 at the image", at_clean=1.0),
     rope_attr="rope_embedder",
     rope_classes=("Lumina2RotaryPosEmbed",),
     pipelines=("Lumina2Pipeline",),
 )
-
 
 
 def lumina_next_dims(config) -> tuple[int, int]:
@@ -46,12 +51,19 @@ LUMINA_NEXT = Family(
     classes=("LuminaNextDiT2DModel",),
     kind=LuminaNextKind(),
     axes=("spatial", "spatial"),
-    rope_axes=RopeAxes(dims=lumina_next_dims, theta=10000.0,
-                       theta_source="get_2d_rotary_pos_embed_lumina's default, which LuminaPipeline uses"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "LuminaPipeline's default_image_size, 1024 x 1024 px (sample_size 128 latent pixels), the size where its own "
-        "rescaling factor is 1 (the model card was not read); VAE 8x, patch 2"),),
+    rope_axes=RopeAxes(
+        dims=lumina_next_dims,
+        theta=10000.0,
+        theta_source="get_2d_rotary_pos_embed_lumina's default, which LuminaPipeline uses",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "LuminaPipeline's default_image_size, 1024 x 1024 px (sample_size 128 latent pixels), the size where "
+            "its own "
+            "rescaling factor is 1 (the model card was not read); VAE 8x, patch 2",
+        ),
+    ),
     time=Timestep(0.0, "LuminaPipeline passes 1 - t / 1000: 0 at noise, 1 at the image", at_clean=1.0),
     pipelines=("LuminaPipeline",),
 )

@@ -25,13 +25,19 @@ SANA_WM = Family(
     classes=("SanaWMTransformer3DModel",),
     kind=SanaWMKind(),
     axes=("temporal", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims=sana_wm_axes_dims, theta=10000.0,
-                       theta_source="SanaWMRotaryPosEmbed's default; SanaWMTransformer3DModel passes none"),
-    trained=(TrainedGrid(
-        (21, 22, 40),
-        "SANA-WM bidirectional (Efficient-Large-Model/SANA-WM_bidirectional, named in the class docstring; the "
-        "model card was not read): SanaWMPipeline's defaults, 161 frames at 704 x 1280 px; the LTX-2 VAE (32x "
-        "spatial, 8x temporal: (161 - 1) / 8 + 1 = 21 latent frames), patch (1, 1, 1)"),),
+    rope_axes=RopeAxes(
+        dims=sana_wm_axes_dims,
+        theta=10000.0,
+        theta_source="SanaWMRotaryPosEmbed's default; SanaWMTransformer3DModel passes none",
+    ),
+    trained=(
+        TrainedGrid(
+            (21, 22, 40),
+            "SANA-WM bidirectional (Efficient-Large-Model/SANA-WM_bidirectional, named in the class docstring; the "
+            "model card was not read): SanaWMPipeline's defaults, 161 frames at 704 x 1280 px; the LTX-2 VAE (32x "
+            "spatial, 8x temporal: (161 - 1) / 8 + 1 = 21 latent frames), patch (1, 1, 1)",
+        ),
+    ),
     time=Timestep(1000.0, "SanaWMPipeline passes the scheduler's timesteps, sigma * 1000, per frame"),
     rope_attr="rope",
     rope_classes=("SanaWMRotaryPosEmbed",),

@@ -20,27 +20,45 @@ Z_IMAGE = Family(
     classes=("ZImageTransformer2DModel",),
     kind=RopeEmbedderKind(latent="x", patch="patch_size"),
     axes=("reference", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims="axes_dims", theta="rope_theta", theta_source="ZImageTransformer2DModel's config "
-                                                                           "rope_theta"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "ZImagePipeline's default 1024 x 1024 px (no model card read here, no network); VAE 8x, 2x2 patches = 16 px "
-        "per token"),),
-    time=Timestep(0.0, "ZImagePipeline passes `t` = (1000 - timestep) / 1000 = 1 - sigma", at_clean=1.0,
-                  argument="t"),
+    rope_axes=RopeAxes(
+        dims="axes_dims", theta="rope_theta", theta_source="ZImageTransformer2DModel's config rope_theta"
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "ZImagePipeline's default 1024 x 1024 px (no model card read here, no network); VAE 8x, 2x2 patches "
+            "= 16 px "
+            "per token",
+        ),
+    ),
+    time=Timestep(0.0, "ZImagePipeline passes `t` = (1000 - timestep) / 1000 = 1 - sigma", at_clean=1.0, argument="t"),
     rope_attr="rope_embedder",
     rope_classes=("RopeEmbedder",),
-    pipelines=("ZImagePipeline", "ZImageImg2ImgPipeline", "ZImageInpaintPipeline", "ZImageOmniPipeline",
-               "ZImageControlNetPipeline", "ZImageControlNetInpaintPipeline"),
+    pipelines=(
+        "ZImagePipeline",
+        "ZImageImg2ImgPipeline",
+        "ZImageInpaintPipeline",
+        "ZImageOmniPipeline",
+        "ZImageControlNetPipeline",
+        "ZImageControlNetInpaintPipeline",
+    ),
     test="test_families.py, test_z_image.py",
 )
 
 # shares the transformer's RopeEmbedder (ZImageControlNetModel.from_transformer), whose numbers it reads
 Z_IMAGE_CONTROLNET = replace(
-    Z_IMAGE, name="z-image-controlnet", title="Z-Image ControlNet", classes=("ZImageControlNetModel",),
-    rope_axes=RopeAxes(dims="axes_dims", theta="theta", on_rope=True,
-                       theta_source="the transformer's RopeEmbedder it shares (from_transformer)"),
-    pipelines=("ZImageControlNetPipeline", "ZImageControlNetInpaintPipeline"))
+    Z_IMAGE,
+    name="z-image-controlnet",
+    title="Z-Image ControlNet",
+    classes=("ZImageControlNetModel",),
+    rope_axes=RopeAxes(
+        dims="axes_dims",
+        theta="theta",
+        on_rope=True,
+        theta_source="the transformer's RopeEmbedder it shares (from_transformer)",
+    ),
+    pipelines=("ZImageControlNetPipeline", "ZImageControlNetInpaintPipeline"),
+)
 
 BRIA_FIBO2 = Family(
     name="bria-fibo2",
@@ -48,12 +66,16 @@ BRIA_FIBO2 = Family(
     classes=("BriaFibo2Transformer2DModel",),
     kind=RopeEmbedderKind(latent="hidden_states", patch="patch_size", patch_in_config=True),
     axes=("reference", "spatial", "spatial"),
-    rope_axes=RopeAxes(dims="axes_dims", theta="rope_theta", theta_source="BriaFibo2Transformer2DModel's config "
-                                                                          "rope_theta"),
-    trained=(TrainedGrid(
-        (64, 64),
-        "BriaFibo2Pipeline: 'the size Fibo 2.0 was trained at for an aspect ratio, about the default area' of "
-        "1024 x 1024 px (its comment; no model card read here, no network); VAE 8x, 2x2 patches = 16 px per token"),),
+    rope_axes=RopeAxes(
+        dims="axes_dims", theta="rope_theta", theta_source="BriaFibo2Transformer2DModel's config rope_theta"
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "BriaFibo2Pipeline: 'the size Fibo 2.0 was trained at for an aspect ratio, about the default area' of "
+            "1024 x 1024 px (its comment; no model card read here, no network); VAE 8x, 2x2 patches = 16 px per token",
+        ),
+    ),
     time=Timestep(1.0, "BriaFibo2Pipeline passes the scheduler's timestep / 1000 (sigma)"),
     rope_attr="rope_embedder",
     rope_classes=("RopeEmbedder",),

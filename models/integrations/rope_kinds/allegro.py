@@ -67,8 +67,8 @@ class AllegroRope(GivenTableRope):
         def build():
             gain, out = math.sqrt(plan.logit_scale), []
             for (cos, sin), dim, theta, scaling, n, step in zip(
-                    tables, self.setup.dims, self.setup.thetas, self.axis_scalings(plan), grid, self.spacing,
-                    strict=True):
+                tables, self.setup.dims, self.setup.thetas, self.axis_scalings(plan), grid, self.spacing, strict=True
+            ):
                 if scaling is None:
                     out.append((cos * gain, sin * gain))
                     continue

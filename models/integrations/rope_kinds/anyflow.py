@@ -49,8 +49,9 @@ class AnyFlowRope(ExtrapolatedRope):
         self.causal = setup.family.kind.causal
         if self.causal:
             config = setup.config
-            self.cells = tuple(int(c) // int(p) for c, p in zip(config["compressed_patch_size"],
-                                                                    config["patch_size"], strict=True))
+            self.cells = tuple(
+                int(c) // int(p) for c, p in zip(config["compressed_patch_size"], config["patch_size"], strict=True)
+            )
 
     def forward(self, layout_cfg=None, device=None, clean_hidden_states=None, far_cfg=None):
         layout = far_cfg if far_cfg is not None else layout_cfg
@@ -60,23 +61,27 @@ class AnyFlowRope(ExtrapolatedRope):
             if self.causal:
                 return self.original(layout, device, clean_hidden_states)
             return self.original(layout, device)
-        compressed = (int(layout["num_compressed_frames"]), *(int(n) for n in layout["compressed_frame_shape"])) \
-            if self.causal else (0, 0, 0)
+        compressed = (
+            (int(layout["num_compressed_frames"]), *(int(n) for n in layout["compressed_frame_shape"]))
+            if self.causal
+            else (0, 0, 0)
+        )
         twice = self.causal and clean_hidden_states is not None
         key = (grid, compressed, twice, torch.device(device), plan_key(plan))
         table = self.cached(key, lambda: self._build(plan, grid, compressed, twice, device))
         return {"query": table, "key": table}
 
     def _table(self, plan, positions, device) -> torch.Tensor:
-        cos, sin = grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                              positions, device)
+        cos, sin = grid_table(
+            self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, positions, device
+        )
         return torch.complex(cos, sin)
 
     def _build(self, plan, grid, compressed, twice, device) -> torch.Tensor:
         frames, height, width = grid
         n_compressed = compressed[0]
         full = self._table(plan, [torch.arange(n, dtype=torch.float64) for n in grid], device)
-        full = full[n_compressed * height * width:]  # the frames after the compressed context
+        full = full[n_compressed * height * width :]  # the frames after the compressed context
         parts = [full, full] if twice else [full]
         if n_compressed:
             cells = [cell_centres(n, k) for n, k in zip((n_compressed, *compressed[1:]), self.cells, strict=True)]

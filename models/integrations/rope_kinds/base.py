@@ -313,8 +313,14 @@ def axis_table(dim: int, theta: float, scaling, logit_scale: float, positions: t
     return (cos * gain, sin * gain) if gain != 1.0 else (cos, sin)
 
 
-def axial_table(dims: Sequence[int], thetas: Sequence[float], scalings: Sequence, logit_scale: float,
-                coords: torch.Tensor, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+def axial_table(
+    dims: Sequence[int],
+    thetas: Sequence[float],
+    scalings: Sequence,
+    logit_scale: float,
+    coords: torch.Tensor,
+    device=None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Half-width cos, sin (..., seq, sum(dims) // 2) float32 on `device` (default: coords') for
     coords (..., seq, n_axes).
 
@@ -331,8 +337,15 @@ def axial_table(dims: Sequence[int], thetas: Sequence[float], scalings: Sequence
     return cos.to(device), sin.to(device)
 
 
-def grid_table(dims: Sequence[int], thetas: Sequence[float], scalings: Sequence, logit_scale: float,
-               positions: Sequence[torch.Tensor], device, full: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def grid_table(
+    dims: Sequence[int],
+    thetas: Sequence[float],
+    scalings: Sequence,
+    logit_scale: float,
+    positions: Sequence[torch.Tensor],
+    device,
+    full: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """cos, sin on `device` of a grid whose axis a has the positions `positions[a]` (n_a,), row-major.
 
     Returns (prod n_a, pairs) half-width tables, or with `full` (prod n_a, 2 pairs) with each pair's
@@ -353,8 +366,9 @@ def grid_table(dims: Sequence[int], thetas: Sequence[float], scalings: Sequence,
     return torch.cat(cos_parts, dim=-1).reshape(-1, width), torch.cat(sin_parts, dim=-1).reshape(-1, width)
 
 
-def ids_table(dims: Sequence[int], thetas: Sequence[float], scalings: Sequence, logit_scale: float,
-              ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def ids_table(
+    dims: Sequence[int], thetas: Sequence[float], scalings: Sequence, logit_scale: float, ids: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Full-width cos, sin (seq, 2 pairs) on ids' device for coordinates ids (seq, n_axes), each pair twice.
 
     Ids that are non-negative integers (Flux's are) take each axis's 1D table over 0 .. max and
@@ -385,7 +399,6 @@ def argument(name: str, args: tuple, kwargs: dict, parameters: Sequence[str]):
     return args[index] if index is not None and len(args) > index else None
 
 
-
 class GivenTableRope(ExtrapolatedRope):
     """An `ExtrapolatedRope` whose tables arrive as the forward argument `family.kind.argument`, built by
     the pipeline (CogVideoX, HunyuanDiT, Lumina-Next, Allegro): before the forward that argument is
@@ -404,9 +417,10 @@ class GivenTableRope(ExtrapolatedRope):
         table = self(*latent, given)
         return None if table is None else with_argument(name, table, args, kwargs, parameters)
 
+
 def with_argument(name: str, value, args: tuple, kwargs: dict, parameters: Sequence[str]) -> tuple[tuple, dict]:
     """(args, kwargs) with the forward argument `name` set to `value`, where it was given (by name or position)."""
     position = parameters.index(name)
     if name in kwargs or len(args) <= position:
         return args, {**kwargs, name: value}
-    return args[:position] + (value,) + args[position + 1:], kwargs
+    return args[:position] + (value,) + args[position + 1 :], kwargs

@@ -31,8 +31,9 @@ def cosmos_dims(config) -> tuple[int, int, int]:
 
 def cosmos_thetas(config) -> tuple[float, float, float]:
     """Per axis 10000 r_a^(d_a / (d_a - 2)), r the config's rope_scale (t, y, x)."""
-    return tuple(10000.0 * float(r) ** (d / (d - 2))
-                 for r, d in zip(config["rope_scale"], cosmos_dims(config), strict=True))
+    return tuple(
+        10000.0 * float(r) ** (d / (d - 2)) for r, d in zip(config["rope_scale"], cosmos_dims(config), strict=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,9 @@ class CosmosRope(ExtrapolatedRope):
         def build():
             positions = index_positions(sizes)
             positions[0] = positions[0] * time_step
-            cos, sin = grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                                  positions, device)
+            cos, sin = grid_table(
+                self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, positions, device
+            )
             return torch.cat([cos, cos], dim=-1), torch.cat([sin, sin], dim=-1)
 
         return self.cached((sizes, time_step, device, plan_key(plan)), build)

@@ -49,14 +49,17 @@ class Cosmos3Rope(ExtrapolatedRope):
     """forward(position_ids (3, b, L), device, dtype) -> cos, sin (b, L, head_dim) as Cosmos3VLTextRotaryEmbedding."""
 
     def call_inputs(self, args, kwargs, parameters) -> dict:
-        return {name: argument(name, args, kwargs, parameters)
-                for name in ("und_len", "vision_token_shapes", "vision_sequence_indexes")}
+        return {
+            name: argument(name, args, kwargs, parameters)
+            for name in ("und_len", "vision_token_shapes", "vision_sequence_indexes")
+        }
 
     def forward(self, position_ids: torch.Tensor, device, dtype):
         out = self.original(position_ids, device=device, dtype=dtype)
         inputs = getattr(self.call_state(), "inputs", {})
-        shapes, und_len, where = (inputs.get(name) for name in ("vision_token_shapes", "und_len",
-                                                                 "vision_sequence_indexes"))
+        shapes, und_len, where = (
+            inputs.get(name) for name in ("vision_token_shapes", "und_len", "vision_sequence_indexes")
+        )
         if not shapes or und_len is None or where is None or position_ids.ndim != 3 or position_ids.shape[1] != 1:
             return out  # no generated grid in this call (or a batch the model never packs): as trained
         grid = tuple(max(int(shape[a]) for shape in shapes) for a in range(3))
@@ -74,8 +77,9 @@ class Cosmos3Rope(ExtrapolatedRope):
             head_dim, theta = self.setup.dims[0], self.setup.thetas[0]
             axes = pair_axes(head_dim // 2, self.setup.config["rope_axes_dim"])
             generated = ids[und_len:]
-            angles, gains = interleaved_angles(generated, generated.amin(0), axes, head_dim, theta,
-                                               self.axis_scalings(plan))
+            angles, gains = interleaved_angles(
+                generated, generated.amin(0), axes, head_dim, theta, self.axis_scalings(plan)
+            )
             gain = math.sqrt(plan.logit_scale)
             tables = []
             for f, trained in zip((torch.cos, torch.sin), out, strict=True):

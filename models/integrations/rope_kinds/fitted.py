@@ -76,20 +76,35 @@ class FittedRope(GivenTableRope):
         """cos, sin (seq, head_dim) at positions i * d_a per rope axis, in the family's layout, axes in rope order."""
         positions = [torch.arange(n, dtype=torch.float64) * d for n, d in zip(grid, self.spacing, strict=True)]
         interleaved = self.kind.layout == "interleaved"
-        cos, sin = grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                              positions, device, full=interleaved)
+        cos, sin = grid_table(
+            self.setup.dims,
+            self.setup.thetas,
+            self.axis_scalings(plan),
+            plan.logit_scale,
+            positions,
+            device,
+            full=interleaved,
+        )
         return (cos, sin) if interleaved else (torch.cat([cos, cos], -1), torch.cat([sin, sin], -1))
 
-    def tables(self, grid: tuple[int, ...], own: Callable[[], tuple[torch.Tensor, torch.Tensor]], key: tuple,
-               anchors: tuple = ()):
+    def tables(
+        self,
+        grid: tuple[int, ...],
+        own: Callable[[], tuple[torch.Tensor, torch.Tensor]],
+        key: tuple,
+        anchors: tuple = (),
+    ):
         """The table of a token grid, or None where the family's own (`own()`) stays as it is."""
         plan = self.plan(grid)
         if plan is None:
             return None
         scalings, roles = self.axis_scalings(plan), self.setup.family.axes
         spatial_scaled = any(s is not None for s, role in zip(scalings, roles, strict=True) if role == "spatial")
-        replaced = [a for a, (s, role) in enumerate(zip(scalings, roles, strict=True))
-                    if s is not None or (spatial_scaled and role == "spatial")]
+        replaced = [
+            a
+            for a, (s, role) in enumerate(zip(scalings, roles, strict=True))
+            if s is not None or (spatial_scaled and role == "spatial")
+        ]
 
         def build():
             given = own()

@@ -46,8 +46,15 @@ class FrameIndicesRope(ExtrapolatedRope):
         def build():
             times = frame_indices.detach().to("cpu", torch.float64).reshape(-1)
             positions = [times, *(torch.arange(n, dtype=torch.float64) for n in grid)]
-            return grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                              positions, device, full=True)
+            return grid_table(
+                self.setup.dims,
+                self.setup.thetas,
+                self.axis_scalings(plan),
+                plan.logit_scale,
+                positions,
+                device,
+                full=True,
+            )
 
         key = (tensor_key(frame_indices), grid, torch.device(device), plan_key(plan))
         return self.cached(key, build, anchors=(frame_indices,))

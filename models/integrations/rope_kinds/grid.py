@@ -70,8 +70,15 @@ class GridRope(ExtrapolatedRope):
         device = hidden_states.device
 
         def build():
-            tables = grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                                positions, device, full=True)
+            tables = grid_table(
+                self.setup.dims,
+                self.setup.thetas,
+                self.axis_scalings(plan),
+                plan.logit_scale,
+                positions,
+                device,
+                full=True,
+            )
             return tuple(rearrange(t, f"s d -> {self.shape}") for t in tables)
 
         return self.cached((sizes, device, plan_key(plan)), build)

@@ -40,15 +40,21 @@ class HeliosRope(ExtrapolatedRope):
         def build():
             times = frame_indices.detach().to("cpu", torch.float64)
             batch, frames = times.shape
-            where = (times.reshape(-1), torch.arange(height, dtype=torch.float64),
-                     torch.arange(width, dtype=torch.float64))
+            where = (
+                times.reshape(-1),
+                torch.arange(height, dtype=torch.float64),
+                torch.arange(width, dtype=torch.float64),
+            )
             shapes = ("(b n) d -> b d n 1 1", "h d -> 1 d 1 h 1", "w d -> 1 d 1 1 w")
             cos, sin = [], []
-            for dim, theta, scaling, positions, shape in zip(self.setup.dims, self.setup.thetas, scalings, where,
-                                                             shapes, strict=True):
+            for dim, theta, scaling, positions, shape in zip(
+                self.setup.dims, self.setup.thetas, scalings, where, shapes, strict=True
+            ):
                 parts = axis_table(dim, theta, scaling, plan.logit_scale, positions)
-                c, s = (rearrange(full_width(p), shape, b=batch) if "b" in shape else rearrange(full_width(p), shape)
-                        for p in parts)
+                c, s = (
+                    rearrange(full_width(p), shape, b=batch) if "b" in shape else rearrange(full_width(p), shape)
+                    for p in parts
+                )
                 cos.append(c.expand(batch, -1, frames, height, width))
                 sin.append(s.expand(batch, -1, frames, height, width))
             return torch.cat([*cos, *sin], dim=1).to(device)

@@ -90,9 +90,10 @@ class IdsRope(ExtrapolatedRope):
 
     def call_inputs(self, args, kwargs, parameters) -> dict:
         kind = self.setup.family.kind
-        return {role: _two_dimensional(argument(name, args, kwargs, parameters)) if name else None
-                for role, name in (("text", kind.text_ids), ("image", kind.image_ids),
-                                   ("reference", kind.reference_ids))}
+        return {
+            role: _two_dimensional(argument(name, args, kwargs, parameters)) if name else None
+            for role, name in (("text", kind.text_ids), ("image", kind.image_ids), ("reference", kind.reference_ids))
+        }
 
     def whole_ids(self) -> dict[str, torch.Tensor | None]:
         """{"text", "image", "reference"} ids of the current forward; outside a forward, the
@@ -131,8 +132,16 @@ class IdsRope(ExtrapolatedRope):
         if self.reference_rule == "keep" or not values or not len(output):
             return Layout(tuple(e.tokens for e in self._extents(rows, columns)))
         extents = self._extents(output, columns)
-        maps = tuple((value, tuple(cover_map(ref, out) for ref, out in zip(
-            self._extents(rows[index == value], columns), extents, strict=True))) for value in values)
+        maps = tuple(
+            (
+                value,
+                tuple(
+                    cover_map(ref, out)
+                    for ref, out in zip(self._extents(rows[index == value], columns), extents, strict=True)
+                ),
+            )
+            for value in values
+        )
         return Layout(tuple(e.tokens for e in extents), maps)
 
     def _extents(self, rows: torch.Tensor, columns) -> tuple[Extent, ...]:

@@ -50,13 +50,15 @@ class JoyImageRope(ExtrapolatedRope):
         scalings, cpu = self.axis_scalings(plan), torch.device("cpu")
 
         def build():
-            vision = grid_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, index_positions(sizes),
-                                cpu, full=True)
+            vision = grid_table(
+                self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, index_positions(sizes), cpu, full=True
+            )
             if txt_rope_size is None:
                 return vision, None
             after = torch.arange(int(txt_rope_size), dtype=torch.float64) + max(sizes)  # largest grid index + 1
-            text = axial_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale,
-                               after[:, None].expand(-1, 3), cpu)
+            text = axial_table(
+                self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, after[:, None].expand(-1, 3), cpu
+            )
             return vision, tuple(full_width(t) for t in text)
 
         return self.cached((sizes, txt_rope_size, plan_key(plan)), build)
@@ -93,7 +95,14 @@ class JoyImageRangeRope(ExtrapolatedRope):
 
         def build():
             positions = [torch.arange(a, b, dtype=torch.float64) for a, b in zip(start, stop, strict=True)]
-            return grid_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, positions,
-                              torch.device("cpu"), full=True)
+            return grid_table(
+                self.setup.dims,
+                self.setup.thetas,
+                scalings,
+                plan.logit_scale,
+                positions,
+                torch.device("cpu"),
+                full=True,
+            )
 
         return self.cached((start, stop, plan_key(plan)), build)

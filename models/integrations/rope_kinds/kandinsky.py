@@ -52,8 +52,9 @@ class KandinskyRope(ExtrapolatedRope):
         batch = int(given["shape"][0]) if with_shape else None
 
         def build():
-            cos, sin = grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                                  where, device)
+            cos, sin = grid_table(
+                self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, where, device
+            )
             rope = torch.stack([cos, -sin, sin, cos], dim=-1).reshape(*sizes, -1, 2, 2).unsqueeze(-4)
             return rope.expand(batch, *rope.shape) if with_shape else rope
 

@@ -76,8 +76,9 @@ class LTXRope(ExtrapolatedRope):
         self.geometry = _LTXGeometry(setup)
         n = self.geometry.pairs
         # LTX pair 3 i + a <- the core's pair j = n - 1 - i of axis a (column a n + j)
-        self.register_buffer("order", torch.tensor([a * n + (n - 1 - i) for i in range(n) for a in range(3)]),
-                             persistent=False)
+        self.register_buffer(
+            "order", torch.tensor([a * n + (n - 1 - i) for i in range(n) for a in range(3)]), persistent=False
+        )
 
     def planned_axes(self):
         return [(2 * self.geometry.pairs, self.geometry.core_theta)] * 3
@@ -87,11 +88,13 @@ class LTXRope(ExtrapolatedRope):
         if rope_interpolation_scale is None:
             return (1.0, 1.0, 1.0)
         geometry = self.geometry
-        return tuple(float(s) * p / b
-                     for s, p, b in zip(rope_interpolation_scale, geometry.patches, geometry.bases, strict=True))
+        return tuple(
+            float(s) * p / b for s, p, b in zip(rope_interpolation_scale, geometry.patches, geometry.bases, strict=True)
+        )
 
-    def forward(self, hidden_states, num_frames=None, height=None, width=None, rope_interpolation_scale=None,
-                video_coords=None):
+    def forward(
+        self, hidden_states, num_frames=None, height=None, width=None, rope_interpolation_scale=None, video_coords=None
+    ):
         own = (hidden_states, num_frames, height, width, rope_interpolation_scale, video_coords)
         if num_frames is None or height is None or width is None:
             return self.original(*own)
@@ -102,16 +105,26 @@ class LTXRope(ExtrapolatedRope):
         if plan is None:
             return self.original(*own)
         if video_coords is not None:
-            raise ValueError("LTX-Video with video_coords (LTXConditionPipeline) is extrapolated at its trained grid "
-                             "only: the rope module cannot tell how far apart those tokens are")
+            raise ValueError(
+                "LTX-Video with video_coords (LTXConditionPipeline) is extrapolated at its trained grid "
+                "only: the rope module cannot tell how far apart those tokens are"
+            )
         device, batch, geometry = hidden_states.device, hidden_states.shape[0], self.geometry
 
         def build():
             # per axis c = (pi / 2) theta (2 g - 1) with g = index * step
-            positions = [math.pi / 2 * geometry.theta * (2 * step * index - 1)
-                         for step, index in zip(steps, index_positions(grid), strict=True)]
-            cos, sin = grid_table((2 * geometry.pairs,) * 3, (geometry.core_theta,) * 3, plan.scalings,
-                                  plan.logit_scale, positions, device)
+            positions = [
+                math.pi / 2 * geometry.theta * (2 * step * index - 1)
+                for step, index in zip(steps, index_positions(grid), strict=True)
+            ]
+            cos, sin = grid_table(
+                (2 * geometry.pairs,) * 3,
+                (geometry.core_theta,) * 3,
+                plan.scalings,
+                plan.logit_scale,
+                positions,
+                device,
+            )
             order = self.order.to(device)
             cos, sin = full_width(cos[:, order]), full_width(sin[:, order])
             pad = geometry.dim % 6

@@ -70,8 +70,9 @@ class LTX2Rope(ExtrapolatedRope):
         self.split = config["rope_type"] == "split"
         n = self.pairs
         # LTX pair 3 i + a <- the core's pair j = n - 1 - i of axis a (column a n + j)
-        self.register_buffer("order", torch.tensor([a * n + (n - 1 - i) for i in range(n) for a in range(3)]),
-                             persistent=False)
+        self.register_buffer(
+            "order", torch.tensor([a * n + (n - 1 - i) for i in range(n) for a in range(3)]), persistent=False
+        )
 
     def prepare_video_coords(self, *args, **kwargs):
         """The family's own method (the pipelines and the transformer call it on `transformer.rope`)."""
@@ -101,8 +102,9 @@ class LTX2Rope(ExtrapolatedRope):
         whole = coords.detach().to("cpu", torch.float64)
         middle = whole.mean(dim=-1) if whole.ndim == 4 else whole  # (b, 3, seq): the patches' midpoints
         steps = (self.seconds_per_frame(whole, middle), *self.pixel_steps)  # per token: t, y, x
-        grid = tuple(int(round(float(middle[:, a].amax() - middle[:, a].amin()) / step)) + 1
-                     for a, step in enumerate(steps))
+        grid = tuple(
+            int(round(float(middle[:, a].amax() - middle[:, a].amin()) / step)) + 1 for a, step in enumerate(steps)
+        )
         spacing = tuple(math.pi * self.theta * step / base for step, base in zip(steps, self.bases, strict=True))
         plan = self.plan(grid, spacing)
         if plan is None:
@@ -111,8 +113,14 @@ class LTX2Rope(ExtrapolatedRope):
         def build():
             # per axis c = (pi / 2) theta (2 g - 1), g = midpoint / base
             c = math.pi / 2 * self.theta * (2 * middle / torch.tensor(self.bases, dtype=torch.float64)[:, None] - 1)
-            cos, sin = axial_table((2 * self.pairs,) * 3, (self.core_theta,) * 3, self.axis_scalings(plan),
-                                   plan.logit_scale, rearrange(c, "b a s -> b s a"), torch.device("cpu"))
+            cos, sin = axial_table(
+                (2 * self.pairs,) * 3,
+                (self.core_theta,) * 3,
+                self.axis_scalings(plan),
+                plan.logit_scale,
+                rearrange(c, "b a s -> b s a"),
+                torch.device("cpu"),
+            )
             cos, sin = cos[..., self.order], sin[..., self.order]
             if not self.split:
                 cos, sin = full_width(cos), full_width(sin)

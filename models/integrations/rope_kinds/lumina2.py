@@ -41,7 +41,7 @@ def lumina2_position_ids(caption_lengths, grid, total: int) -> torch.Tensor:
     ids = torch.zeros(len(caption_lengths), total, 3, dtype=torch.long)
     for i, length in enumerate(caption_lengths):
         ids[i, :length, 0] = torch.arange(length)
-        ids[i, length:length + h * w] = torch.stack([torch.full_like(rows, length), rows, cols], -1)
+        ids[i, length : length + h * w] = torch.stack([torch.full_like(rows, length), rows, cols], -1)
     return ids
 
 
@@ -55,8 +55,9 @@ class Lumina2Rope(ExtrapolatedRope):
     def _complex(self, ids: torch.Tensor, plan, dtype, device) -> torch.Tensor:
         """The complex table (batch, seq, pairs) at ids, each axis by its scaling, times sqrt(logit_scale)."""
         parts = []
-        for axis, (dim, theta, scaling) in enumerate(zip(self.setup.dims, self.setup.thetas,
-                                                         self.axis_scalings(plan), strict=True)):
+        for axis, (dim, theta, scaling) in enumerate(
+            zip(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), strict=True)
+        ):
             positions = torch.arange(int(ids[..., axis].max()) + 1, dtype=torch.float64)
             cos, sin = axis_table(dim, theta, scaling, plan.logit_scale, positions)
             parts.append(torch.complex(cos.double(), sin.double())[ids[..., axis]])
@@ -74,7 +75,7 @@ class Lumina2Rope(ExtrapolatedRope):
         def build():
             ids = lumina2_position_ids(caption_lengths, grid, joint.shape[1])
             new_joint = self._complex(ids, plan, joint.dtype, joint.device)
-            image = torch.stack([new_joint[i, n:n + math.prod(grid)] for i, n in enumerate(caption_lengths)])
+            image = torch.stack([new_joint[i, n : n + math.prod(grid)] for i, n in enumerate(caption_lengths)])
             return image, new_joint
 
         image, new_joint = self.cached(key, build)

@@ -44,8 +44,9 @@ class LuminaNextRope(GivenTableRope):
 
         def build():
             parts = []
-            for dim, theta, scaling, n in zip(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), grid,
-                                              strict=True):
+            for dim, theta, scaling, n in zip(
+                self.setup.dims, self.setup.thetas, self.axis_scalings(plan), grid, strict=True
+            ):
                 cos, sin = axis_table(dim, theta, scaling, plan.logit_scale, torch.arange(n, dtype=torch.float64))
                 parts.append(torch.complex(cos, sin))
             y, x = parts

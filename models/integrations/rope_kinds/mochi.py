@@ -47,9 +47,18 @@ class MochiRope(ExtrapolatedRope):
             positions[:, 0] /= factor  # PI's positions on the time axis
             angles = einsum(positions, pos_frequencies.detach().to("cpu", torch.float64), "n a, a h f -> n h f")
             gain = math.sqrt(plan.logit_scale)
-            return ((torch.cos(angles) * gain).to(device, torch.float32),
-                    (torch.sin(angles) * gain).to(device, torch.float32))
+            return (
+                (torch.cos(angles) * gain).to(device, torch.float32),
+                (torch.sin(angles) * gain).to(device, torch.float32),
+            )
 
-        key = (tensor_key(pos_frequencies), int(num_frames), int(height), int(width), torch.device(device),
-               factor, plan.logit_scale)
+        key = (
+            tensor_key(pos_frequencies),
+            int(num_frames),
+            int(height),
+            int(width),
+            torch.device(device),
+            factor,
+            plan.logit_scale,
+        )
         return self.cached(key, build, anchors=(pos_frequencies,))

@@ -32,8 +32,9 @@ def pair_axes(pairs: int, section) -> torch.Tensor:
     return axes
 
 
-def interleaved_angles(ids: torch.Tensor, origin: torch.Tensor, axes: torch.Tensor, head_dim: int, theta: float,
-                       scalings) -> tuple[torch.Tensor, torch.Tensor]:
+def interleaved_angles(
+    ids: torch.Tensor, origin: torch.Tensor, axes: torch.Tensor, head_dim: int, theta: float, scalings
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Angles (..., pairs) float64 and per-pair gains (pairs,) of positions ids (..., 3) under per-axis scalings.
 
     Pair j takes the method's list for its axis `axes[j]` (`rope_frequencies(head_dim, theta, scaling)`, the whole
@@ -80,8 +81,14 @@ class InterleavedMRope(ExtrapolatedRope):
             head_dim, theta = self.setup.dims[0], self.setup.thetas[0]
             axes = pair_axes(head_dim // 2, self.setup.config[self.setup.family.kind.section])
             ids = position_ids.detach().to("cpu", torch.float64)
-            angles, gains = interleaved_angles(ids, torch.full((3,), float(offset), dtype=torch.float64), axes,
-                                               head_dim, theta, self.axis_scalings(plan))
+            angles, gains = interleaved_angles(
+                ids,
+                torch.full((3,), float(offset), dtype=torch.float64),
+                axes,
+                head_dim,
+                theta,
+                self.axis_scalings(plan),
+            )
             gain = math.sqrt(plan.logit_scale)
             cos, sin = (torch.cat([f(angles) * gains] * 2, -1) * gain for f in (torch.cos, torch.sin))
             keep = ~image.cpu()[..., None]

@@ -63,12 +63,20 @@ class PipelineTablesRope(GivenTableRope):
         scalings = self.axis_scalings(plan)
         roles = self.setup.family.axes
         spatial_scaled = any(s is not None for s, role in zip(scalings, roles, strict=True) if role == "spatial")
-        ours = [s is not None or (spatial_scaled and role == "spatial")
-                for s, role in zip(scalings, roles, strict=True)]
+        ours = [
+            s is not None or (spatial_scaled and role == "spatial") for s, role in zip(scalings, roles, strict=True)
+        ]
 
         def build():
-            cos, sin = grid_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale,
-                                  index_positions(grid), given[0].device, full=True)
+            cos, sin = grid_table(
+                self.setup.dims,
+                self.setup.thetas,
+                scalings,
+                plan.logit_scale,
+                index_positions(grid),
+                given[0].device,
+                full=True,
+            )
             gain = math.sqrt(plan.logit_scale)
             out = [table.float() * gain for table in given]
             edges = [0, *itertools.accumulate(self.setup.dims)]

@@ -63,8 +63,9 @@ class QwenRope(ExtrapolatedRope):
         self.scale_rope = bool(original.scale_rope)
         self.layered = bool(setup.config.get("use_layer3d_rope", False))
         self.reference_rule = reference_rule(setup.options)
-        self.authors_qwen = (setup.options.get("dype_variant", "qwen") == "qwen"
-                             and setup.extrapolation.method.startswith("dype-"))
+        self.authors_qwen = setup.options.get(
+            "dype_variant", "qwen"
+        ) == "qwen" and setup.extrapolation.method.startswith("dype-")
 
     def t(self) -> float:
         if self.authors_qwen:  # DyPE's Qwen code: t = 1 - timestep / 1000, the timestep being sigma here
@@ -118,11 +119,13 @@ class QwenRope(ExtrapolatedRope):
         dims, thetas, scalings = self.setup.dims, self.setup.thetas, self.axis_scalings(plan)
 
         def build():
-            tables = [torch.complex(*grid_table(dims, thetas, scalings, plan.logit_scale, positions, device))
-                      for positions in self.image_positions(shapes)]
+            tables = [
+                torch.complex(*grid_table(dims, thetas, scalings, plan.logit_scale, positions, device))
+                for positions in self.image_positions(shapes)
+            ]
             start = self.text_start(shapes)
             if self.authors_qwen:  # the trained table, exactly as QwenEmbedRope gives it
-                text = self.original.pos_freqs[start:start + text_tokens].to(device)
+                text = self.original.pos_freqs[start : start + text_tokens].to(device)
             else:
                 where = (start + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
                 text = torch.complex(*axial_table(dims, thetas, scalings, plan.logit_scale, where, device))

@@ -77,8 +77,9 @@ class Qwen21Rope(ExtrapolatedRope):
 
         def build():
             coords = joint_positions(shapes, mask.tolist(), self.reference_rule == "cover")
-            cos, sin = axial_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                                   coords, device=device)
+            cos, sin = axial_table(
+                self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, coords, device=device
+            )
             return torch.complex(cos, sin)
 
         values = hashlib.sha1(mask.numpy().tobytes()).hexdigest()

@@ -66,8 +66,9 @@ class RopeEmbedderRope(ExtrapolatedRope):
         state = self.call_state()
         if "grid" in getattr(state, "inputs", {}):
             return state.inputs["grid"]
-        return tuple(int(rows[:, a].max() - rows[:, a].min()) + 1 if len(rows) else 0
-                     for a in self.setup.family.planned_axes)
+        return tuple(
+            int(rows[:, a].max() - rows[:, a].min()) + 1 if len(rows) else 0 for a in self.setup.family.planned_axes
+        )
 
     def forward(self, ids: torch.Tensor):
         rows = ids.detach().to("cpu", torch.float64)
@@ -76,8 +77,9 @@ class RopeEmbedderRope(ExtrapolatedRope):
             return self.original(ids)
 
         def build():
-            cos, sin = axial_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                                   rows, device=ids.device)
+            cos, sin = axial_table(
+                self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, rows, device=ids.device
+            )
             return torch.complex(cos, sin)
 
         values = hashlib.sha1(rows.numpy().tobytes()).hexdigest()

@@ -35,8 +35,14 @@ class SanaWMRope(ExtrapolatedRope):
             return self.original(fhw, device=device)
 
         def build():
-            cos, sin = grid_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale,
-                                  index_positions(grid), device)
+            cos, sin = grid_table(
+                self.setup.dims,
+                self.setup.thetas,
+                self.axis_scalings(plan),
+                plan.logit_scale,
+                index_positions(grid),
+                device,
+            )
             return rearrange(torch.complex(cos, sin), "s d -> 1 1 s d")
 
         return self.cached((grid, None if device is None else torch.device(device), plan_key(plan)), build)

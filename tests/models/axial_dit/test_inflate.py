@@ -57,8 +57,9 @@ def test_queries_and_keys_keep_their_content_under_the_channel_permutation(make_
     video = video_like(image)
     inflate_from_image(image, video)
     # tiny: head_dim 16, image (8, 8) -> video (4, 6, 6) channels; pair j is channels (j, j + 8)
-    pairs = rotary_pair_sources([f for f, _ in image.rope.embedding.axis_frequencies()],
-                                [f for f, _ in video.rope.embedding.axis_frequencies()])
+    pairs = rotary_pair_sources(
+        [f for f, _ in image.rope.embedding.axis_frequencies()], [f for f, _ in video.rope.embedding.axis_frequencies()]
+    )
     channels = torch.tensor(pairs + [p + 8 for p in pairs])
     x = torch.randn(5, 64)
     split = "n (three h d) -> three n h d"
@@ -108,7 +109,8 @@ def test_a_deeper_model_grown_from_a_shallower_one_starts_with_the_same_output(m
     grown = DiT(hidden_size=64, depth=4, num_heads=4, sample_size=8, in_channels=3, num_classes=4).eval()
     report = initialize_from(source, grown)
     assert {k for k, v in report.items() if v == "new block (identity at start)"} == {
-        k for k in grown.state_dict() if k.startswith(("blocks.2.", "blocks.3."))}
+        k for k in grown.state_dict() if k.startswith(("blocks.2.", "blocks.3."))
+    }
     x, t, y = torch.randn(3, 3, 8, 8), torch.tensor([10.0, 500.0, 990.0]), torch.tensor([0, 3, 4])
     torch.testing.assert_close(grown(x, t, y).sample, source(x, t, y).sample, rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="from a deeper one"):

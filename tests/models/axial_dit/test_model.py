@@ -60,8 +60,9 @@ def test_a_sample_does_not_depend_on_the_rest_of_the_batch(make_model, overrides
     text = torch.randn(3, 5, 6, dtype=torch.float64) if "text_dim" in overrides else None
     full = model(x, t, y, encoder_hidden_states=text).sample
     for i in range(3):
-        alone = model(x[i : i + 1], t[i : i + 1], y[i : i + 1],
-                      encoder_hidden_states=None if text is None else text[i : i + 1]).sample
+        alone = model(
+            x[i : i + 1], t[i : i + 1], y[i : i + 1], encoder_hidden_states=None if text is None else text[i : i + 1]
+        ).sample
         torch.testing.assert_close(alone[0], full[i], rtol=1e-10, atol=1e-10)
 
 
@@ -123,8 +124,9 @@ def test_timestep_as_number_or_scalar_or_batch_agree(make_model):
     torch.testing.assert_close(model(x, torch.tensor([250.0, 250.0])).sample, a, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("overrides", [{}, {"num_frames": 4, "text_dim": 6, "qk_norm": True},
-                                       {"position_encoding": "sincos"}])
+@pytest.mark.parametrize(
+    "overrides", [{}, {"num_frames": 4, "text_dim": 6, "qk_norm": True}, {"position_encoding": "sincos"}]
+)
 def test_torch_compile_fullgraph_has_no_graph_break(make_model, overrides):
     # the "eager" backend runs dynamo's tracing (where graph breaks happen) without codegen
     torch._dynamo.reset()

@@ -26,8 +26,11 @@ def test_xl_video_splits_its_72_channel_heads_over_three_axes():
 
 
 def test_unknown_size_is_rejected():
-    with pytest.raises(ValueError, match=r"unknown model size 'M'; "
-                                         r"choose one of \['B', 'S', 'XL', 'mini', 'mini-deep', 'tiny'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown model size 'M'; "
+        r"choose one of \['B', 'S', 'XL', 'mini', 'mini-deep', 'tiny'\]",
+    ):
         create_dit("M")
     assert set(DIT_SIZES) == {"tiny", "mini", "mini-deep", "S", "B", "XL"}
 

@@ -133,9 +133,15 @@ def _cogvideox_rope_table(model, grid):
 
 def make_case(name: str) -> Case:
     family, tiny = FAMILY[name], tiny_families.TINY[name]
-    return Case(name, tiny.make, lambda m, g, t: tiny_families.run(m, tiny, g, t),
-                lambda m, g, t: rope_table(m, family, tiny, g, t), _rope_alone(name), tiny.trained,
-                family.time.at_noise)
+    return Case(
+        name,
+        tiny.make,
+        lambda m, g, t: tiny_families.run(m, tiny, g, t),
+        lambda m, g, t: rope_table(m, family, tiny, g, t),
+        _rope_alone(name),
+        tiny.trained,
+        family.time.at_noise,
+    )
 
 
 # the six transformer families, each with its own kind of positions (the checks below know each one's format)
@@ -156,13 +162,24 @@ def case(request) -> Case:
 def tiny():
     """The tiny builders and helpers, for tests that need more than `case`."""
     return types.SimpleNamespace(
-        CASES=CASES, FAMILY=FAMILY, TINY=tiny_families.TINY, TINY_MODULE=tiny_families,
+        CASES=CASES,
+        FAMILY=FAMILY,
+        TINY=tiny_families.TINY,
+        TINY_MODULE=tiny_families,
         LTX_SCALE=tiny_families.LTX_SCALE,
-        flux_ids=tiny_families.flux_ids, make_flux=tiny_families.make_flux, make_wan=tiny_families.make_wan,
-        make_qwen=tiny_families.make_qwen, make_hunyuan=tiny_families.make_hunyuan,
-        make_cogvideox=tiny_families.make_cogvideox, make_ltx=tiny_families.make_ltx,
-        cogvideox_pipeline_table=tiny_families.cogvideox_pipeline_table, run=tiny_families.run,
-        run_flux=CASES["flux"].run, run_wan=CASES["wan"].run, rope_table=rope_table, families=tiny_families,
+        flux_ids=tiny_families.flux_ids,
+        make_flux=tiny_families.make_flux,
+        make_wan=tiny_families.make_wan,
+        make_qwen=tiny_families.make_qwen,
+        make_hunyuan=tiny_families.make_hunyuan,
+        make_cogvideox=tiny_families.make_cogvideox,
+        make_ltx=tiny_families.make_ltx,
+        cogvideox_pipeline_table=tiny_families.cogvideox_pipeline_table,
+        run=tiny_families.run,
+        run_flux=CASES["flux"].run,
+        run_wan=CASES["wan"].run,
+        rope_table=rope_table,
+        families=tiny_families,
     )
 
 

@@ -107,8 +107,10 @@ def qwen_reference(family, model, inputs, grid, trained, method, timestep, autho
     image = np.pad(yx, ((0, 0), (1, 0)))
     text = np.repeat((max(grid[0] // 2, grid[1] // 2) + np.arange(5.0))[:, None], 3, axis=1)
     tables = []
-    for where, axes, g in ((image, per_axis, gain), (text, trained_axes if authors_qwen else per_axis,
-                                                     1.0 if authors_qwen else gain)):
+    for where, axes, g in (
+        (image, per_axis, gain),
+        (text, trained_axes if authors_qwen else per_axis, 1.0 if authors_qwen else gain),
+    ):
         cos, sin = interleaved([where[:, a, None] * f for a, (f, _) in enumerate(axes)], [x * g for _, x in axes])
         tables.append(torch.complex(cos[:, ::2], sin[:, ::2]))
     return tuple(tables)
@@ -145,8 +147,7 @@ def framepack_reference(family, model, inputs, grid, trained, method, timestep, 
     return interleaved(angles, [g * gain for _, g in per_axis])
 
 
-def anyflow_reference(family, model, inputs, grid, trained, method, timestep, authors, compressed=None,
-                      twice=False):
+def anyflow_reference(family, model, inputs, grid, trained, method, timestep, authors, compressed=None, twice=False):
     """AnyFlow's complex (1, 1, seq, pairs) query and key tables: the whole video's grid 0 .. n - 1; FAR's
     compressed context frames first, each token at the centre k j + (k - 1) / 2 of its cell of k tokens
     per axis (the normalised mean of the full grid's phasors over the cell), then the full frames (twice:
@@ -159,20 +160,26 @@ def anyflow_reference(family, model, inputs, grid, trained, method, timestep, au
 
     def table(axes):
         positions = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
-        cos, sin = interleaved([positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
-                               [g * gain for _, g in per_axis])
+        cos, sin = interleaved(
+            [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis]
+        )
         return torch.complex(cos[:, ::2], sin[:, ::2])
 
     chunks = inputs.get("chunk_partition")
     if compressed is None:
         limit = config.get("full_chunk_limit")
-        compressed = sum(chunks[:len(chunks) - limit]) if chunks is not None and len(chunks) > limit else 0
-    full = table([np.arange(n, dtype=float) for n in grid])[compressed * grid[1] * grid[2]:]
+        compressed = sum(chunks[: len(chunks) - limit]) if chunks is not None and len(chunks) > limit else 0
+    full = table([np.arange(n, dtype=float) for n in grid])[compressed * grid[1] * grid[2] :]
     parts = [full, full] if twice else [full]
     if compressed:
         cells = [c // p for c, p in zip(config.compressed_patch_size, config.patch_size, strict=True)]
-        sizes = [compressed, *(n * p // c for n, p, c in zip(grid[1:], config.patch_size[1:],
-                                                             config.compressed_patch_size[1:], strict=True))]
+        sizes = [
+            compressed,
+            *(
+                n * p // c
+                for n, p, c in zip(grid[1:], config.patch_size[1:], config.compressed_patch_size[1:], strict=True)
+            ),
+        ]
         parts.insert(0, table([np.arange(n) * k + (k - 1) / 2 for n, k in zip(sizes, cells, strict=True)]))
     whole = torch.cat(parts)[None, None]
     return whole, whole
@@ -278,14 +285,17 @@ def cosmos_reference(family, model, inputs, grid, trained, method, timestep, aut
     positions = grid_indices(grid) * np.array(spacing)
     cos, sin = [], []
     for a in range(3):
-        freqs, g = axis_frequencies(method, dims[a], thetas[a], grid[a] / trained[a], trained[a] * spacing[a], t,
-                                    authors)
+        freqs, g = axis_frequencies(
+            method, dims[a], thetas[a], grid[a] / trained[a], trained[a] * spacing[a], t, authors
+        )
         angles = positions[:, a, None] * freqs
         cos.append(np.cos(angles) * g * gain)
         sin.append(np.sin(angles) * g * gain)
     cos, sin = np.concatenate(cos, -1), np.concatenate(sin, -1)
-    return (torch.from_numpy(np.concatenate([cos, cos], -1)).float(),
-            torch.from_numpy(np.concatenate([sin, sin], -1)).float())
+    return (
+        torch.from_numpy(np.concatenate([cos, cos], -1)).float(),
+        torch.from_numpy(np.concatenate([sin, sin], -1)).float(),
+    )
 
 
 REFERENCES["CosmosKind"] = cosmos_reference
@@ -300,11 +310,16 @@ def helios_reference(family, model, inputs, grid, trained, method, timestep, aut
     per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
     positions = np.stack(np.meshgrid(times, *[np.arange(n, dtype=float) for n in grid], indexing="ij"), -1)
-    cos, sin = interleaved([positions.reshape(-1, 3)[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
-                           [g * gain for _, g in per_axis])
+    cos, sin = interleaved(
+        [positions.reshape(-1, 3)[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis]
+    )
     shape = dict(n=len(times), h=grid[0], w=grid[1])
-    return (torch.cat([rearrange(cos, "(n h w) d -> 1 d n h w", **shape),
-                       rearrange(sin, "(n h w) d -> 1 d n h w", **shape)], dim=1),)
+    return (
+        torch.cat(
+            [rearrange(cos, "(n h w) d -> 1 d n h w", **shape), rearrange(sin, "(n h w) d -> 1 d n h w", **shape)],
+            dim=1,
+        ),
+    )
 
 
 REFERENCES["HeliosKind"] = helios_reference
@@ -370,8 +385,10 @@ def ltx2_reference(family, model, inputs, grid, trained, method, timestep, autho
     patches = (config.patch_size_t / 24.0, config.patch_size, config.patch_size)
     spacing = [np.pi * theta * config.vae_scale_factors[a] * patches[a] / bases[a] for a in range(3)]
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
-    per_axis = [axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
-                for a in range(3)]
+    per_axis = [
+        axis_frequencies(method, 2 * n, core, grid[a] / trained[a], trained[a] * spacing[a], t, authors)
+        for a in range(3)
+    ]
     angles = np.stack([c[a] * per_axis[a][0][n - 1 - i] for i in range(n) for a in range(3)], -1)
     gains = np.array([per_axis[a][1] * gain for i in range(n) for a in range(3)])
     cos, sin = np.cos(angles) * gains, np.sin(angles) * gains
@@ -402,8 +419,10 @@ def fitted_reference(family, model, inputs, grid, trained, method, timestep, aut
     extents = FITTED_EXTENTS[family.name](model.config, trained)
     spacing = [e / n for e, n in zip(extents, trained, strict=True)]
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
-    freqs = [axis_frequencies(method, d, theta, n / tr, e, t, authors) for d, n, tr, e in
-             zip(dims, grid, trained, extents, strict=True)]
+    freqs = [
+        axis_frequencies(method, d, theta, n / tr, e, t, authors)
+        for d, n, tr, e in zip(dims, grid, trained, extents, strict=True)
+    ]
     positions = grid_indices(grid) * np.array(spacing)
     order = kind.columns or range(len(dims))
     angles = [positions[:, a, None] * freqs[a][0] for a in order]
@@ -439,7 +458,7 @@ def lumina2_reference(family, model, inputs, grid, trained, method, timestep, au
     ids = np.zeros((len(lengths), total, 3))
     for i, n in enumerate(lengths):
         ids[i, :n, 0] = np.arange(n)
-        ids[i, n:n + seq] = np.concatenate([np.full((seq, 1), n), rows], 1)
+        ids[i, n : n + seq] = np.concatenate([np.full((seq, 1), n), rows], 1)
 
     def table(method, gain):
         per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
@@ -448,10 +467,10 @@ def lumina2_reference(family, model, inputs, grid, trained, method, timestep, au
         return torch.from_numpy(np.concatenate(parts, -1))
 
     joint = table(method, math.sqrt(yarn_logit_scale(method, trained, grid, t)))
-    caption = table("none", 1.0)[:, :inputs["encoder_hidden_states"].shape[1]].clone()
+    caption = table("none", 1.0)[:, : inputs["encoder_hidden_states"].shape[1]].clone()
     for i, n in enumerate(lengths):
         caption[i, n:] = 0
-    image = torch.stack([joint[i, n:n + seq] for i, n in enumerate(lengths)])
+    image = torch.stack([joint[i, n : n + seq] for i, n in enumerate(lengths)])
     return patched, caption, image, joint
 
 
@@ -504,8 +523,9 @@ def ideogram4_reference(family, model, inputs, grid, trained, method, timestep, 
     for a in (1, 2):
         axis[np.arange(a, 3 * config.mrope_section[a], 3)] = a
     base = base_freqs(head_dim, theta)
-    scaled = [(base, 1.0)] + [axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors)
-                              for n, tr in zip(grid, trained, strict=True)]
+    scaled = [(base, 1.0)] + [
+        axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors) for n, tr in zip(grid, trained, strict=True)
+    ]
     freqs = np.array([scaled[axis[j]][0][j] for j in range(pairs)])
     gains = np.array([scaled[axis[j]][1] for j in range(pairs)])
     ids = inputs["position_ids"].double().numpy()
@@ -601,10 +621,15 @@ def qwen21_reference(family, model, inputs, grid, trained, method, timestep, aut
     per_axis = _per_axis(family, model.config, method, grid, trained, t, authors)
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
     yx = grid_indices(grid) - np.array([grid[0] - grid[0] // 2, grid[1] - grid[1] // 2])
-    where = np.concatenate([np.repeat(np.arange(text, dtype=float)[:, None], 3, axis=1),
-                            np.pad(yx, ((0, 0), (1, 0)), constant_values=text)])
-    cos, sin = interleaved([where[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
-                           [g * gain for _, g in per_axis])
+    where = np.concatenate(
+        [
+            np.repeat(np.arange(text, dtype=float)[:, None], 3, axis=1),
+            np.pad(yx, ((0, 0), (1, 0)), constant_values=text),
+        ]
+    )
+    cos, sin = interleaved(
+        [where[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis]
+    )
     return torch.complex(cos[:, ::2], sin[:, ::2])
 
 
@@ -617,8 +642,10 @@ def kandinsky_reference(family, model, inputs, grid, trained, method, timestep, 
     scale = inputs.get("scale_factor") or model.config["scale_factor"]
     dims, theta = family.rope_axes.resolve(model.config)
     t = family.time.to_t(timestep)
-    per_axis = [axis_frequencies(method, dim, theta, n / tr, tr / s, t, authors)
-                for dim, n, tr, s in zip(dims, grid, trained, scale, strict=True)]
+    per_axis = [
+        axis_frequencies(method, dim, theta, n / tr, tr / s, t, authors)
+        for dim, n, tr, s in zip(dims, grid, trained, scale, strict=True)
+    ]
     gain = math.sqrt(yarn_logit_scale(method, trained, grid, t))
     positions = grid_indices(grid) / np.array(scale, dtype=float)
     angles = [positions[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
@@ -646,8 +673,9 @@ def cosmos3_reference(family, model, inputs, grid, trained, method, timestep, au
     for a in (1, 2):
         axis[np.arange(a, 3 * section[a], 3)] = a
     base = base_freqs(head_dim, theta)
-    scaled = [axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors)
-              for n, tr in zip(grid, trained, strict=True)]
+    scaled = [
+        axis_frequencies(method, head_dim, theta, n / tr, tr, t, authors) for n, tr in zip(grid, trained, strict=True)
+    ]
     freqs = np.array([scaled[axis[j]][0][j] for j in range(pairs)])
     gains = np.array([scaled[axis[j]][1] for j in range(pairs)])
     ids = inputs["position_ids"].double().numpy().T  # (L, 3)

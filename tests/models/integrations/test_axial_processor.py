@@ -14,7 +14,12 @@ from axialrope.models import AxialRopeAttnProcessor, RopeConfig, use_axial_rope
 def diffusers_dit(perturb):
     torch.manual_seed(0)
     model = DiTTransformer2DModel(
-        num_attention_heads=2, attention_head_dim=16, in_channels=3, num_layers=2, sample_size=8, patch_size=2,
+        num_attention_heads=2,
+        attention_head_dim=16,
+        in_channels=3,
+        num_layers=2,
+        sample_size=8,
+        patch_size=2,
         num_embeds_ada_norm=10,
     )
     return perturb(model).eval()

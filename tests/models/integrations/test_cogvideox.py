@@ -18,9 +18,12 @@ def _table(model, grid, timestep, tiny, latent_frames=None):
     seen = []
     hook = model.register_forward_pre_hook(lambda m, a, kw: seen.append(kw["image_rotary_emb"]), with_kwargs=True)
     with torch.no_grad():
-        model(hidden_states=torch.randn(1, frames, 4, 2 * h, 2 * w, generator=g),
-              encoder_hidden_states=torch.randn(1, 4, 8, generator=g), timestep=torch.tensor([timestep]),
-              image_rotary_emb=given)
+        model(
+            hidden_states=torch.randn(1, frames, 4, 2 * h, 2 * w, generator=g),
+            encoder_hidden_states=torch.randn(1, 4, 8, generator=g),
+            timestep=torch.tensor([timestep]),
+            image_rotary_emb=given,
+        )
     hook.remove()
     return given, seen[0]
 
@@ -32,8 +35,11 @@ def test_an_axis_within_its_trained_length_leaves_the_pipelines_squeeze_once_ano
     given, ours = _table(model, grid, 500.0, tiny)
     handle.remove()
     dims = (16, 24, 24)
-    per_axis = [(reference.base_freqs(16, 1e4), 1.0), (reference.base_freqs(24, 1e4), 1.0),
-                (reference.base_freqs(24, 1e4) / 2, 1.0)]
+    per_axis = [
+        (reference.base_freqs(16, 1e4), 1.0),
+        (reference.base_freqs(24, 1e4), 1.0),
+        (reference.base_freqs(24, 1e4) / 2, 1.0),
+    ]
     angles = [reference.grid_indices(grid)[:, a, None] * f for a, (f, _) in enumerate(per_axis)]
     expected = reference.interleaved(angles, [1.0, 1.0, 1.0])
     height = slice(dims[0], dims[0] + dims[1])
@@ -55,11 +61,24 @@ def _cogvideox_15():
     from diffusers import CogVideoXTransformer3DModel
 
     torch.manual_seed(0)
-    return CogVideoXTransformer3DModel(num_attention_heads=1, attention_head_dim=64, in_channels=4, out_channels=4,
-                                       time_embed_dim=4, text_embed_dim=8, num_layers=1, sample_width=8,
-                                       sample_height=8, sample_frames=9, patch_size=2, patch_size_t=2,
-                                       temporal_compression_ratio=4, max_text_seq_length=4, patch_bias=False,
-                                       use_rotary_positional_embeddings=True).eval()
+    return CogVideoXTransformer3DModel(
+        num_attention_heads=1,
+        attention_head_dim=64,
+        in_channels=4,
+        out_channels=4,
+        time_embed_dim=4,
+        text_embed_dim=8,
+        num_layers=1,
+        sample_width=8,
+        sample_height=8,
+        sample_frames=9,
+        patch_size=2,
+        patch_size_t=2,
+        temporal_compression_ratio=4,
+        max_text_seq_length=4,
+        patch_bias=False,
+        use_rotary_positional_embeddings=True,
+    ).eval()
 
 
 def test_riflex_on_cogvideox_1_5_is_the_pipelines_table_as_its_authors_leave_it(tiny, authors):

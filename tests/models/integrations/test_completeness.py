@@ -32,8 +32,11 @@ def _model_classes(module):
     """The ModelMixin subclasses a module defines (not those it imports)."""
     from diffusers import ModelMixin
 
-    return [cls for cls in vars(module).values()
-            if inspect.isclass(cls) and cls.__module__ == module.__name__ and issubclass(cls, ModelMixin)]
+    return [
+        cls
+        for cls in vars(module).values()
+        if inspect.isclass(cls) and cls.__module__ == module.__name__ and issubclass(cls, ModelMixin)
+    ]
 
 
 def _is_multi_controlnet(cls) -> bool:
@@ -48,8 +51,9 @@ def _covered(cls) -> bool:
 def test_every_diffusers_model_with_a_rope_is_reached_or_listed_unreached():
     classes = [cls for module in _rope_modules() for cls in _model_classes(module)]
     assert len(classes) > 50  # the scan sees diffusers' rope models (69 in 0.42.1)
-    missing = sorted(cls.__name__ for cls in classes
-                     if not (_covered(cls) or cls.__name__ in UNREACHED or _is_multi_controlnet(cls)))
+    missing = sorted(
+        cls.__name__ for cls in classes if not (_covered(cls) or cls.__name__ in UNREACHED or _is_multi_controlnet(cls))
+    )
     assert not missing, f"neither a registered family nor in registry.UNREACHED: {missing}"
 
 

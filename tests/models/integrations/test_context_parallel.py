@@ -31,8 +31,16 @@ def test_ulysses_over_two_cpu_processes_gives_the_single_process_output(tmp_path
     out, store = tmp_path / "outputs.pt", tmp_path / "store"
     spec = json.dumps(CP_CASES)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    ranks = [subprocess.Popen([sys.executable, str(WORKER), str(rank), "2", str(store), str(out), spec], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in range(2)]
+    ranks = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), str(rank), "2", str(store), str(out), spec],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for rank in range(2)
+    ]
     logs = [rank.communicate(timeout=600)[0] for rank in ranks]
     assert all(rank.returncode == 0 for rank in ranks), logs[0][-3000:] + logs[1][-3000:]
     parallel = torch.load(out)
@@ -43,5 +51,10 @@ def test_ulysses_over_two_cpu_processes_gives_the_single_process_output(tmp_path
             base, _, entropy = method.partition("+")
             apply_extrapolation(model, Extrapolation(base, entropy_scaling=bool(entropy)), trained_grid=small.trained)
             single = tiny.run(model, small, tuple(grid), timestep)
-            torch.testing.assert_close(parallel[f"{name} {method}"], single, rtol=0, atol=1e-5,
-                                       msg=lambda m, key=f"{name} {method}": f"{key}: {m}")
+            torch.testing.assert_close(
+                parallel[f"{name} {method}"],
+                single,
+                rtol=0,
+                atol=1e-5,
+                msg=lambda m, key=f"{name} {method}": f"{key}: {m}",
+            )

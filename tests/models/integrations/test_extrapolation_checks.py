@@ -63,8 +63,9 @@ def test_extrapolated_tables_pass_the_factorization_checks(case, method):
     table = case.rope_table(model, grid)
     handle.remove()
     z = unit_pairs(case, table)
-    subject = RotaryUnderTest(rotation_of(case, z, grid), len(grid), 2 * z.shape[-1], name=f"{case.name} {method}",
-                              integer_grid=True)
+    subject = RotaryUnderTest(
+        rotation_of(case, z, grid), len(grid), 2 * z.shape[-1], name=f"{case.name} {method}", integer_grid=True
+    )
     results = run_checks(subject, FACTORIZATION)
     failures = [str(r) for r in results if not r.passed]
     assert not failures, failures

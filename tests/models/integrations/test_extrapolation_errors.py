@@ -8,21 +8,37 @@ from axialrope.models import apply_extrapolation
 
 
 def _state(model):
-    return ({name: child for name, child in model.named_children()}, dict(model._forward_pre_hooks),
-            vars(model).get("_axialrope_extrapolation"))
+    return (
+        {name: child for name, child in model.named_children()},
+        dict(model._forward_pre_hooks),
+        vars(model).get("_axialrope_extrapolation"),
+    )
 
 
 def test_an_unsupported_model_gets_a_type_error_naming_the_supported_classes():
     from diffusers import DiTTransformer2DModel
 
-    model = DiTTransformer2DModel(num_attention_heads=1, attention_head_dim=8, in_channels=3, num_layers=1,
-                                  sample_size=4, patch_size=2, num_embeds_ada_norm=10)
+    model = DiTTransformer2DModel(
+        num_attention_heads=1,
+        attention_head_dim=8,
+        in_channels=3,
+        num_layers=1,
+        sample_size=4,
+        patch_size=2,
+        num_embeds_ada_norm=10,
+    )
     for thing in (model, torch.nn.Linear(2, 2), "black-forest-labs/FLUX.1-dev"):
         with pytest.raises(TypeError) as error:
             apply_extrapolation(thing, "pi")
         if isinstance(thing, torch.nn.Module):
-            for name in ("FluxTransformer2DModel", "QwenImageTransformer2DModel", "WanTransformer3DModel",
-                         "HunyuanVideoTransformer3DModel", "CogVideoXTransformer3DModel", "LTXVideoTransformer3DModel"):
+            for name in (
+                "FluxTransformer2DModel",
+                "QwenImageTransformer2DModel",
+                "WanTransformer3DModel",
+                "HunyuanVideoTransformer3DModel",
+                "CogVideoXTransformer3DModel",
+                "LTXVideoTransformer3DModel",
+            ):
                 assert name in str(error.value)
     assert not hasattr(model, "_axialrope_extrapolation")
 
@@ -45,8 +61,11 @@ def test_an_unsupported_model_gets_a_type_error_naming_the_supported_classes():
 def test_bad_arguments_raise_and_leave_the_model_alone(case, method, kwargs, error, match):
     model = case.make()
     before = _state(model)
-    grids = {"one axis more": (*case.trained, 4), "a zero": (0, *case.trained[1:]),
-             "a negative": (*case.trained[:-1], -4)}
+    grids = {
+        "one axis more": (*case.trained, 4),
+        "a zero": (0, *case.trained[1:]),
+        "a negative": (*case.trained[:-1], -4),
+    }
     if kwargs.get("trained_grid") in grids:
         kwargs = {"trained_grid": grids[kwargs["trained_grid"]]}
     with pytest.raises(error, match=match):
@@ -72,17 +91,34 @@ def test_family_specific_options_and_configurations(tiny):
         apply_extrapolation(tiny.make_flux(), "dype-yarn", shift_cap=True)
     from diffusers import CogVideoXTransformer3DModel
 
-    absolute = CogVideoXTransformer3DModel(num_attention_heads=1, attention_head_dim=16, in_channels=4, out_channels=4,
-                                           time_embed_dim=4, text_embed_dim=8, num_layers=1, sample_width=8,
-                                           sample_height=8, sample_frames=9, max_text_seq_length=4)
+    absolute = CogVideoXTransformer3DModel(
+        num_attention_heads=1,
+        attention_head_dim=16,
+        in_channels=4,
+        out_channels=4,
+        time_embed_dim=4,
+        text_embed_dim=8,
+        num_layers=1,
+        sample_width=8,
+        sample_height=8,
+        sample_frames=9,
+        max_text_seq_length=4,
+    )
     with pytest.raises(ValueError, match="absolute positions"):
         apply_extrapolation(absolute, "pi")
     assert not hasattr(absolute, "_axialrope_extrapolation")
     from diffusers import QwenImageTransformer2DModel
 
-    qwen = QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
-                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
-                                       axes_dims_rope=(4, 6, 6))
+    qwen = QwenImageTransformer2DModel(
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=16,
+        axes_dims_rope=(4, 6, 6),
+    )
     qwen.pos_embed = torch.nn.Identity()  # a rope of another kind (Qwen-Image-Layered's is reached: test_qwen_kin)
     with pytest.raises(ValueError, match="only QwenEmbedRope, QwenEmbedLayer3DRope"):
         apply_extrapolation(qwen, "pi")

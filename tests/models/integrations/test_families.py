@@ -33,9 +33,13 @@ def member(request, tiny):
 
 def _state(model):
     """What apply_extrapolation may change on a model, to compare before and after."""
-    return ({name: child for name, child in model.named_children()}, dict(model._forward_pre_hooks),
-            dict(model._forward_pre_hooks_with_kwargs), dict(model._forward_hooks),
-            vars(model).get("_axialrope_extrapolation"))
+    return (
+        {name: child for name, child in model.named_children()},
+        dict(model._forward_pre_hooks),
+        dict(model._forward_pre_hooks_with_kwargs),
+        dict(model._forward_hooks),
+        vars(model).get("_axialrope_extrapolation"),
+    )
 
 
 def test_every_registered_family_has_a_tiny_config(tiny):
@@ -55,8 +59,9 @@ def test_every_method_is_bit_identical_at_and_inside_the_trained_grid(member, en
     timestep = family.time.timestep_at(0.6)
     plain = {grid: tiny.run(model, small, grid, timestep) for grid in (small.trained, inside)}
     for method in methods_for(family):
-        handle = apply_extrapolation(model, Extrapolation(method, entropy_scaling=entropy_scaling),
-                                     trained_grid=small.trained)
+        handle = apply_extrapolation(
+            model, Extrapolation(method, entropy_scaling=entropy_scaling), trained_grid=small.trained
+        )
         for grid, expected in plain.items():
             assert torch.equal(tiny.run(model, small, grid, timestep), expected), (method, grid)
         handle.remove()
@@ -91,8 +96,9 @@ def test_each_method_gives_its_formula_beyond_the_trained_grid(member, method, t
     handle = apply_extrapolation(model, method, trained_grid=small.trained)
     ours = tiny.rope_table(model, family, small, grid, timestep)
     handle.remove()
-    expected = reference.reference_for(family.kind)(family, model, small.inputs(model, grid, timestep), grid,
-                                                    small.trained, method, timestep, authors)
+    expected = reference.reference_for(family.kind)(
+        family, model, small.inputs(model, grid, timestep), grid, small.trained, method, timestep, authors
+    )
     for a, b in zip(ours, expected, strict=True):
         assert a.shape == b.shape and a.dtype == b.dtype
         torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
@@ -148,8 +154,16 @@ def test_the_declaration_describes_the_models_own_rope(member, tiny, reference, 
     model = small.make()
     timestep = family.time.timestep_at(0.5)
     own = tiny.rope_table(model, family, small, small.trained, timestep)
-    expected = reference.reference_for(family.kind)(family, model, small.inputs(model, small.trained, timestep),
-                                                    small.trained, small.trained, "none", timestep, authors)
+    expected = reference.reference_for(family.kind)(
+        family,
+        model,
+        small.inputs(model, small.trained, timestep),
+        small.trained,
+        small.trained,
+        "none",
+        timestep,
+        authors,
+    )
     tolerance = 2e-3 if type(family.kind).__name__ in ("LTXKind", "LTX2Kind") else 1e-5
     if type(family.kind).__name__ in ("InterleavedMRopeKind", "Cosmos3Kind"):  # float32 angles of far positions:
         # Ideogram 4's image sits at 65536, Cosmos 3's generated rows at 15000 past the text

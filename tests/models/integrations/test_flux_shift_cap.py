@@ -20,11 +20,19 @@ def pipe(tiny_flux_folder):
 def timesteps(pipe, size, width=None):
     """The timesteps the transformer is called with for one 3-step sample of size x size (or width) px."""
     seen = []
-    hook = pipe.transformer.register_forward_pre_hook(lambda m, a, kw: seen.append(float(kw["timestep"][0])),
-                                                      with_kwargs=True)
+    hook = pipe.transformer.register_forward_pre_hook(
+        lambda m, a, kw: seen.append(float(kw["timestep"][0])), with_kwargs=True
+    )
     try:
-        pipe("a cat", height=size, width=width or size, num_inference_steps=3, max_sequence_length=8,
-             generator=torch.Generator().manual_seed(0), output_type="pt")
+        pipe(
+            "a cat",
+            height=size,
+            width=width or size,
+            num_inference_steps=3,
+            max_sequence_length=8,
+            generator=torch.Generator().manual_seed(0),
+            output_type="pt",
+        )
     finally:
         hook.remove()
     return seen

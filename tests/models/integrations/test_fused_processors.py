@@ -18,33 +18,59 @@ from axialrope.models.integrations.fused_processors import (
 @pytest.fixture
 def flux(perturb):
     torch.manual_seed(0)
-    model = FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
-                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
-                                   pooled_projection_dim=16, axes_dims_rope=(4, 6, 6))
+    model = FluxTransformer2DModel(
+        patch_size=1,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=32,
+        pooled_projection_dim=16,
+        axes_dims_rope=(4, 6, 6),
+    )
     return perturb(model, std=0.1).eval()
 
 
 def flux_inputs(batch=2, image=24, text=5):
     g = torch.Generator().manual_seed(1)
-    return dict(hidden_states=torch.randn(batch, image, 4, generator=g),
-                encoder_hidden_states=torch.randn(batch, text, 32, generator=g),
-                pooled_projections=torch.randn(batch, 16, generator=g), timestep=torch.tensor([0.5, 0.8])[:batch],
-                img_ids=torch.randn(image, 3, generator=g) * 4, txt_ids=torch.zeros(text, 3), return_dict=False)
+    return dict(
+        hidden_states=torch.randn(batch, image, 4, generator=g),
+        encoder_hidden_states=torch.randn(batch, text, 32, generator=g),
+        pooled_projections=torch.randn(batch, 16, generator=g),
+        timestep=torch.tensor([0.5, 0.8])[:batch],
+        img_ids=torch.randn(image, 3, generator=g) * 4,
+        txt_ids=torch.zeros(text, 3),
+        return_dict=False,
+    )
 
 
 @pytest.fixture
 def wan(perturb):
     torch.manual_seed(0)
-    model = WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=4,
-                                  out_channels=4, text_dim=16, freq_dim=16, ffn_dim=32, num_layers=2,
-                                  rope_max_seq_len=32)
+    model = WanTransformer3DModel(
+        patch_size=(1, 2, 2),
+        num_attention_heads=2,
+        attention_head_dim=12,
+        in_channels=4,
+        out_channels=4,
+        text_dim=16,
+        freq_dim=16,
+        ffn_dim=32,
+        num_layers=2,
+        rope_max_seq_len=32,
+    )
     return perturb(model, std=0.1).eval()
 
 
 def wan_inputs(batch=2):
     g = torch.Generator().manual_seed(1)
-    return dict(hidden_states=torch.randn(batch, 4, 3, 8, 8, generator=g), timestep=torch.tensor([10, 500])[:batch],
-                encoder_hidden_states=torch.randn(batch, 7, 16, generator=g), return_dict=False)
+    return dict(
+        hidden_states=torch.randn(batch, 4, 3, 8, 8, generator=g),
+        timestep=torch.tensor([10, 500])[:batch],
+        encoder_hidden_states=torch.randn(batch, 7, 16, generator=g),
+        return_dict=False,
+    )
 
 
 def _processors(model):
@@ -73,13 +99,17 @@ def test_outputs_equal_diffusers_own_processors(family, request):
 def test_on_cuda_outputs_equal_diffusers_own_processors(family, request):
     """The Triton kernel inside diffusers' transformers, float32 and bfloat16."""
     model = request.getfixturevalue(family).cuda()
-    inputs = {name: v.cuda() if isinstance(v, torch.Tensor) else v
-              for name, v in (flux_inputs() if family == "flux" else wan_inputs()).items()}
+    inputs = {
+        name: v.cuda() if isinstance(v, torch.Tensor) else v
+        for name, v in (flux_inputs() if family == "flux" else wan_inputs()).items()
+    }
     fused = copy.deepcopy(model)
     use_fused_qk_norm_rope(fused)
     for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 5e-2)):
-        cast = {name: v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() and name != "timestep" else v
-                for name, v in inputs.items()}
+        cast = {
+            name: v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() and name != "timestep" else v
+            for name, v in inputs.items()
+        }
         with torch.no_grad():
             expected = model.to(dtype)(**cast)[0]
             got = fused.to(dtype)(**cast)[0]
@@ -108,7 +138,14 @@ def test_wan_cross_attention_and_norm_free_calls_run_the_stock_code(wan):
 
 
 def test_a_model_of_another_family_is_refused():
-    model = DiTTransformer2DModel(num_attention_heads=2, attention_head_dim=8, in_channels=3, num_layers=1,
-                                  sample_size=8, patch_size=2, num_embeds_ada_norm=4)
+    model = DiTTransformer2DModel(
+        num_attention_heads=2,
+        attention_head_dim=8,
+        in_channels=3,
+        num_layers=1,
+        sample_size=8,
+        patch_size=2,
+        num_embeds_ada_norm=4,
+    )
     with pytest.raises(TypeError, match="no stock FluxAttnProcessor or WanAttnProcessor"):
         use_fused_qk_norm_rope(model)

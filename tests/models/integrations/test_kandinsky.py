@@ -10,8 +10,11 @@ def _with_first_frame(tiny, model, grid, timestep):
     """Kandinsky6TI2VAPipeline's layout: the frames being made, then the first frame again at time 0."""
     small = tiny.TINY["kandinsky6"]
     inputs = small.inputs(model, (grid[0] + 1, *grid[1:]), timestep)
-    inputs["visual_rope_pos"] = (torch.cat([torch.arange(grid[0]), torch.zeros(1, dtype=torch.long)]),
-                                 torch.arange(grid[1]), torch.arange(grid[2]))
+    inputs["visual_rope_pos"] = (
+        torch.cat([torch.arange(grid[0]), torch.zeros(1, dtype=torch.long)]),
+        torch.arange(grid[1]),
+        torch.arange(grid[2]),
+    )
     with torch.no_grad():
         return model(**inputs, return_dict=False)[0]
 

@@ -21,8 +21,9 @@ def test_the_split_layout_is_exact_at_the_trained_grid_and_its_formula_beyond(me
         assert torch.equal(tiny.run(model, small, small.trained, timestep), at_trained)
         ours = tiny.rope_table(model, family, small, (6, 8, 8), timestep)
     grid = (6, 8, 8)
-    expected = reference.ltx2_reference(family, model, small.inputs(model, grid, timestep), grid, small.trained,
-                                        method, timestep, authors)
+    expected = reference.ltx2_reference(
+        family, model, small.inputs(model, grid, timestep), grid, small.trained, method, timestep, authors
+    )
     assert ours[0].shape == (1, 2, 6 * 8 * 8, 5)  # (b, heads, seq, head_dim // 2)
     for a, b in zip(ours, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
@@ -35,8 +36,10 @@ def test_the_audio_and_cross_attention_ropes_stay_as_trained(tiny):
 
     def outputs():
         seen = {}
-        hooks = [getattr(model, name).register_forward_hook(
-            lambda m, a, out, name=name: seen.setdefault(name, out)) for name in ropes]
+        hooks = [
+            getattr(model, name).register_forward_hook(lambda m, a, out, name=name: seen.setdefault(name, out))
+            for name in ropes
+        ]
         tiny.run(model, small, (6, 8, 8), 600.0)
         for hook in hooks:
             hook.remove()

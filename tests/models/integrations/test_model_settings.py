@@ -45,7 +45,8 @@ def _rope_inputs(name, tiny, grid):
         "qwen-image": lambda m: m.pos_embed([[(1, h, w)]], device=torch.device("meta"), max_txt_seq_len=5),
         "cogvideox": lambda m: m._axialrope_extrapolation.rope(
             torch.empty(1, t, 4, 2 * h, 2 * w, device="meta"),
-            tuple(x.to("meta") for x in tiny.cogvideox_pipeline_table(m, grid))),
+            tuple(x.to("meta") for x in tiny.cogvideox_pipeline_table(m, grid)),
+        ),
     }[name]
 
 

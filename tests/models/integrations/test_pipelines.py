@@ -25,20 +25,46 @@ def _pipeline_cases(tiny):
     flux_net, qwen_net = tiny.TINY["flux-controlnet"], tiny.TINY["qwen-image-controlnet"]
     scheduler = FlowMatchEulerDiscreteScheduler()
     experts = [wan.make(), wan.make()]
-    a14b = WanPipeline(tokenizer=None, text_encoder=None, transformer=experts[0], vae=None, scheduler=scheduler,
-                       transformer_2=experts[1], boundary_ratio=0.875)
+    a14b = WanPipeline(
+        tokenizer=None,
+        text_encoder=None,
+        transformer=experts[0],
+        vae=None,
+        scheduler=scheduler,
+        transformer_2=experts[1],
+        boundary_ratio=0.875,
+    )
     nets = [flux_net.make(), flux_net.make()]
-    flux_pipe = FluxControlNetPipeline(scheduler=scheduler, vae=None, text_encoder=None, tokenizer=None,
-                                       text_encoder_2=None, tokenizer_2=None, transformer=flux.make(),
-                                       controlnet=FluxMultiControlNetModel(nets))
-    qwen_pipe = QwenImageControlNetPipeline(scheduler=scheduler, vae=None, text_encoder=None, tokenizer=None,
-                                            transformer=qwen.make(), controlnet=qwen_net.make())
+    flux_pipe = FluxControlNetPipeline(
+        scheduler=scheduler,
+        vae=None,
+        text_encoder=None,
+        tokenizer=None,
+        text_encoder_2=None,
+        tokenizer_2=None,
+        transformer=flux.make(),
+        controlnet=FluxMultiControlNetModel(nets),
+    )
+    qwen_pipe = QwenImageControlNetPipeline(
+        scheduler=scheduler,
+        vae=None,
+        text_encoder=None,
+        tokenizer=None,
+        transformer=qwen.make(),
+        controlnet=qwen_net.make(),
+    )
     return {
         "wan-2.2-a14b": (a14b, [(experts[0], wan), (experts[1], wan)], wan.trained),
-        "flux-multi-controlnet": (flux_pipe, [(flux_pipe.transformer, flux), (nets[0], flux_net), (nets[1], flux_net)],
-                                  flux.trained),
-        "qwen-image-controlnet": (qwen_pipe, [(qwen_pipe.transformer, qwen), (qwen_pipe.controlnet, qwen_net)],
-                                  qwen.trained),
+        "flux-multi-controlnet": (
+            flux_pipe,
+            [(flux_pipe.transformer, flux), (nets[0], flux_net), (nets[1], flux_net)],
+            flux.trained,
+        ),
+        "qwen-image-controlnet": (
+            qwen_pipe,
+            [(qwen_pipe.transformer, qwen), (qwen_pipe.controlnet, qwen_net)],
+            qwen.trained,
+        ),
     }
 
 

@@ -20,8 +20,15 @@ def qwen():
     from diffusers import QwenImageTransformer2DModel
 
     torch.manual_seed(0)
-    return QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
-                                       attention_head_dim=128, num_attention_heads=1, joint_attention_dim=16)
+    return QwenImageTransformer2DModel(
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=1,
+        attention_head_dim=128,
+        num_attention_heads=1,
+        joint_attention_dim=16,
+    )
 
 
 def tables(model, variant=None):
@@ -58,8 +65,9 @@ def test_the_flux_variant_takes_sigma_and_scales_the_text_too(qwen, authors, ref
     torch.testing.assert_close(image, expected_image(authors, reference, SIGMA), rtol=0, atol=1e-6)
     start = max(n // 2 for n in GRID)
     where = start + np.arange(TEXT, dtype=float)[:, None]
-    per_axis = [(reference.base_freqs(16, 10000.0), 1.0)] + [authors.dype_yarn(56, 10000.0, n / 83, 83, SIGMA)
-                                                             for n in GRID]
+    per_axis = [(reference.base_freqs(16, 10000.0), 1.0)] + [
+        authors.dype_yarn(56, 10000.0, n / 83, 83, SIGMA) for n in GRID
+    ]
     cos, sin = reference.interleaved([where * f for f, _ in per_axis], [g for _, g in per_axis])
     torch.testing.assert_close(text, torch.complex(cos[:, ::2], sin[:, ::2]), rtol=0, atol=1e-6)
 

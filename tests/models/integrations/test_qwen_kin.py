@@ -34,8 +34,9 @@ def layered_reference(family, model, grid, trained, method, t, reference, author
     start = max(grid[0] // 2, grid[1] // 2, layers + 1)
     tables = []
     for where in (image, np.repeat((start + np.arange(float(text)))[:, None], 3, axis=1)):
-        cos, sin = reference.interleaved([where[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
-                                         [g * gain for _, g in per_axis])
+        cos, sin = reference.interleaved(
+            [where[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis]
+        )
         tables.append(torch.complex(cos[:, ::2], sin[:, ::2]))
     return tables
 
@@ -76,8 +77,9 @@ def test_layered_own_table_is_the_formula_at_the_trained_grid(layered, tiny, ref
     module, small = layered
     model = small.make()
     own = _table(model, small, small.trained, 0.5, tiny)
-    expected = layered_reference(family_of(model), model, small.trained, small.trained, "none", 0.5, reference,
-                                 authors, module.LAYERS)
+    expected = layered_reference(
+        family_of(model), model, small.trained, small.trained, "none", 0.5, reference, authors, module.LAYERS
+    )
     for a, b in zip(own, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
 
@@ -134,5 +136,5 @@ def test_layered_text_keeps_its_trained_table_under_dype(layered, tiny):
     handle = apply_extrapolation(model, "dype-yarn", trained_grid=small.trained)
     image, text = _table(model, small, grid, 0.6, tiny)
     handle.remove()
-    assert torch.equal(text, model.pos_embed.pos_freqs[start:start + module.TEXT])
+    assert torch.equal(text, model.pos_embed.pos_freqs[start : start + module.TEXT])
     assert not torch.equal(image, _table(model, small, grid, 0.6, tiny)[0])

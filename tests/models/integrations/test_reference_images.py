@@ -69,8 +69,9 @@ def test_kontext_within_the_trained_grid_is_the_untouched_model(tiny, rule, refe
     inputs = kontext_inputs(tiny, TRAINED, references)
     plain = run(model, inputs)
     for method in methods_for(tiny.FAMILY["flux"]):
-        handle = apply_extrapolation(model, Extrapolation(method, entropy_scaling=True), trained_grid=TRAINED,
-                                     reference=rule)
+        handle = apply_extrapolation(
+            model, Extrapolation(method, entropy_scaling=True), trained_grid=TRAINED, reference=rule
+        )
         assert torch.equal(run(model, inputs), plain), (method, references)
         handle.remove()
 
@@ -87,8 +88,17 @@ def test_kontext_cover_puts_the_reference_over_the_whole_output(tiny, reference,
     rows = positions[:, 0] == 1
     positions[rows, 1] = torch.from_numpy(np.repeat(covering(4, output[0]), 4))
     positions[rows, 2] = torch.from_numpy(np.tile(covering(4, output[1]), 4))
-    expected = reference.ids_reference(tiny.FAMILY["flux"], model, inputs, output, TRAINED, method, TIMESTEP, authors,
-                                       positions=torch.cat([inputs["txt_ids"].double(), positions]))
+    expected = reference.ids_reference(
+        tiny.FAMILY["flux"],
+        model,
+        inputs,
+        output,
+        TRAINED,
+        method,
+        TIMESTEP,
+        authors,
+        positions=torch.cat([inputs["txt_ids"].double(), positions]),
+    )
     for a, b in zip(ours, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
 
@@ -155,8 +165,17 @@ def test_flux2_cover_maps_each_reference_onto_the_output(tiny, reference, author
         rows = positions[:, 0] == 10.0 * (i + 1)
         positions[rows, 1] = torch.from_numpy(np.repeat(covering(h, output[0]), w))
         positions[rows, 2] = torch.from_numpy(np.tile(covering(w, output[1]), h))
-    expected = reference.ids_reference(family, model, inputs, output, TRAINED, "yarn", TIMESTEP, authors,
-                                       positions=torch.cat([positions, inputs["txt_ids"][0].double()]))
+    expected = reference.ids_reference(
+        family,
+        model,
+        inputs,
+        output,
+        TRAINED,
+        "yarn",
+        TIMESTEP,
+        authors,
+        positions=torch.cat([positions, inputs["txt_ids"][0].double()]),
+    )
     for a, b in zip(ours, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
     assert not torch.equal(beyond, plain)
@@ -176,8 +195,9 @@ def test_flux3_cover_maps_its_separate_reference_ids_at_their_spacing(tiny, refe
     placed[:, 1] = torch.from_numpy(np.repeat(covering(4, 8, spacing=spacing), 4))
     placed[:, 2] = torch.from_numpy(np.tile(covering(4, 8, spacing=spacing), 4))
     positions = torch.cat([inputs["txt_ids"].double(), inputs["img_ids"].double(), placed])
-    expected = reference.ids_reference(family, model, inputs, output, TRAINED, "pi", TIMESTEP, authors,
-                                       positions=positions)
+    expected = reference.ids_reference(
+        family, model, inputs, output, TRAINED, "pi", TIMESTEP, authors, positions=positions
+    )
     for a, b in zip(ours, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
 
@@ -225,8 +245,9 @@ def test_qwen_edit_within_the_trained_grid_is_the_untouched_model(tiny, rule, re
     inputs = qwen_edit_inputs(tiny, TRAINED, references)
     plain = run(model, inputs)
     for method in methods_for(tiny.FAMILY["qwen-image"]):
-        handle = apply_extrapolation(model, Extrapolation(method, entropy_scaling=True), trained_grid=TRAINED,
-                                     reference=rule)
+        handle = apply_extrapolation(
+            model, Extrapolation(method, entropy_scaling=True), trained_grid=TRAINED, reference=rule
+        )
         assert torch.equal(run(model, inputs), plain), (method, references)
         handle.remove()
 
@@ -251,8 +272,9 @@ def test_qwen_edit_plus_references_follow_the_rule(tiny, reference, authors, rul
         if frame and rule == "cover":
             ys, xs = covering(h, output[0], centred(output[0])[0]), covering(w, output[1], centred(output[1])[0])
         where = np.stack(np.meshgrid([float(frame)], ys, xs, indexing="ij"), -1).reshape(-1, 3)
-        cos, sin = reference.interleaved([where[:, a, None] * f for a, (f, _) in enumerate(per_axis)],
-                                         [g * gain for _, g in per_axis])
+        cos, sin = reference.interleaved(
+            [where[:, a, None] * f for a, (f, _) in enumerate(per_axis)], [g * gain for _, g in per_axis]
+        )
         parts.append(torch.complex(cos[:, ::2], sin[:, ::2]))
     torch.testing.assert_close(ours, torch.cat(parts), rtol=0, atol=2e-6)
 

@@ -15,10 +15,11 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "diffusers.md"
 def test_the_docs_family_table_is_the_generated_one():
     text = DOCS.read_text()
     begin, end = text.index(family_table.TABLE_BEGIN), text.index(family_table.TABLE_END)
-    committed = text[begin + len(family_table.TABLE_BEGIN):end].strip()
+    committed = text[begin + len(family_table.TABLE_BEGIN) : end].strip()
     assert committed == family_table.markdown_table().strip(), (
         "docs/diffusers.md's family table is stale: python -m axialrope.models.integrations.family_table "
-        "--write docs/diffusers.md")
+        "--write docs/diffusers.md"
+    )
 
 
 def test_every_trained_grid_has_a_source_and_names_are_unique():
@@ -44,8 +45,9 @@ def test_pipeline_defaults_shown_beside_the_trained_grids_are_the_pipelines_own(
     from diffusers import FlowMatchEulerDiscreteScheduler, QwenImagePipeline, WanPipeline
 
     qwen = family_for_class("QwenImageTransformer2DModel").trained[-1]
-    pipe = QwenImagePipeline(scheduler=FlowMatchEulerDiscreteScheduler(), vae=None, text_encoder=None,
-                             tokenizer=None, transformer=None)
+    pipe = QwenImagePipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(), vae=None, text_encoder=None, tokenizer=None, transformer=None
+    )
     side = pipe.default_sample_size * pipe.vae_scale_factor // 16
     assert (qwen.grid, qwen.pipeline_default) == ((83, 83), (side, side))
     defaults = inspect.signature(WanPipeline.__call__).parameters
@@ -60,8 +62,20 @@ def test_a_subclass_is_found_and_an_unknown_model_is_named(tiny):
     class MyFlux(FluxTransformer2DModel):
         pass
 
-    assert family_of(MyFlux(num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=1,
-                            joint_attention_dim=8, pooled_projection_dim=8, axes_dims_rope=(4, 6, 6))).name == "flux"
+    assert (
+        family_of(
+            MyFlux(
+                num_layers=1,
+                num_single_layers=1,
+                attention_head_dim=16,
+                num_attention_heads=1,
+                joint_attention_dim=8,
+                pooled_projection_dim=8,
+                axes_dims_rope=(4, 6, 6),
+            )
+        ).name
+        == "flux"
+    )
     with pytest.raises(TypeError, match="FluxTransformer2DModel"):
         family_of(object())
 

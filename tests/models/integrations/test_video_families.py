@@ -31,14 +31,16 @@ def test_chronoedit_keeps_a_two_frame_edit_at_times_0_and_skip_minus_1(method, t
     assert small.trained[0] == skip  # the tiny model's trained span is its two-frame span
     grid, timestep = (2, 8, 8), T * family.time.at_noise
     own = tiny.rope_table(model, family, small, grid, timestep)
-    expected = reference.reference_for(family.kind)(family, model, small.inputs(model, grid, timestep), grid,
-                                                    small.trained, "none", timestep, authors)
+    expected = reference.reference_for(family.kind)(
+        family, model, small.inputs(model, grid, timestep), grid, small.trained, "none", timestep, authors
+    )
     for a, b in zip(own, expected, strict=True):  # the declaration's positions are the model's own
         torch.testing.assert_close(a.to(b.dtype), b, rtol=0, atol=1e-5)
     with apply_extrapolation(model, method, trained_grid=small.trained):
         ours = tiny.rope_table(model, family, small, grid, timestep)
-    expected = reference.reference_for(family.kind)(family, model, small.inputs(model, grid, timestep), grid,
-                                                    small.trained, method, timestep, authors)
+    expected = reference.reference_for(family.kind)(
+        family, model, small.inputs(model, grid, timestep), grid, small.trained, method, timestep, authors
+    )
     for a, b in zip(ours, expected, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
     if method != "yarn":  # its temperature is on every channel; the others leave the time axis as trained
@@ -84,8 +86,11 @@ def test_the_gain_methods_are_those_whose_plan_carries_a_gain():
 @pytest.mark.parametrize("method, entropy", [*[(m, False) for m in GAIN_METHODS], ("pi", True), ("none", True)])
 def test_sana_video_refuses_a_gain_on_its_linear_attention(method, entropy, tiny):
     model = tiny.TINY["sana-video"].make()
-    with pytest.raises(ValueError, match="attention is linear.*its methods are none, pi, ntk, riflex, dype-ntk, "
-                                         "kappa-pi, kappa-ntk \\(without entropy scaling\\)"):
+    with pytest.raises(
+        ValueError,
+        match="attention is linear.*its methods are none, pi, ntk, riflex, dype-ntk, "
+        "kappa-pi, kappa-ntk \\(without entropy scaling\\)",
+    ):
         apply_extrapolation(model, Extrapolation(method, entropy_scaling=entropy))
     assert not hasattr(model, "_axialrope_extrapolation")
     assert methods_for(family_of(model)) == ["none", "pi", "ntk", "riflex", "dype-ntk", "kappa-pi", "kappa-ntk"]
@@ -110,8 +115,9 @@ def test_framepack_gives_every_stream_the_method_at_its_own_frame_indices(tiny, 
     streams = list(tiny.TINY_MODULE.FRAMEPACK_INDICES)
     assert len(seen) == len(streams)
     for stream, table in zip(streams, seen, strict=True):
-        expected = reference.framepack_reference(family, model, {"indices_latents": inputs[stream]}, grid,
-                                                 small.trained, "dype-yarn", timestep, authors)
+        expected = reference.framepack_reference(
+            family, model, {"indices_latents": inputs[stream]}, grid, small.trained, "dype-yarn", timestep, authors
+        )
         for a, b in zip(table, expected, strict=True):
             torch.testing.assert_close(a, b, rtol=0, atol=2e-6, msg=lambda m, s=stream: f"{s}: {m}")
 
@@ -120,8 +126,9 @@ def test_framepack_makes_video_but_takes_no_riflex(tiny):
     family = tiny.FAMILY["framepack"]
     assert family.video and family.temporal_axis is None
     model = tiny.TINY["framepack"].make()
-    with pytest.raises(ValueError, match="riflex extrapolates video length; Framepack places its frames at indices "
-                                         "its pipeline packs"):
+    with pytest.raises(
+        ValueError, match="riflex extrapolates video length; Framepack places its frames at indices its pipeline packs"
+    ):
         apply_extrapolation(model, "riflex")
     with pytest.raises(ValueError, match=r"trained_grid must have 2 axes \(h, w\)"):
         apply_extrapolation(model, "pi", trained_grid=(3, 4, 4))
@@ -136,8 +143,9 @@ def test_far_puts_the_compressed_context_first_and_the_clean_copy_last(tiny, ref
     family, small = tiny.FAMILY["anyflow-far"], tiny.TINY["anyflow-far"]
     model = small.make()
     frames, h, w = 6, 8, 8
-    layout = dict(total_frames=frames, num_compressed_frames=2, full_frame_shape=(h, w),
-                  compressed_frame_shape=(h // 2, w // 2))
+    layout = dict(
+        total_frames=frames, num_compressed_frames=2, full_frame_shape=(h, w), compressed_frame_shape=(h // 2, w // 2)
+    )
     clean = torch.zeros(1, 4, 4, 2 * h, 2 * w)
     own = model.rope(far_cfg=layout, device=torch.device("cpu"), clean_hidden_states=clean)["key"]
     handle = apply_extrapolation(model, "ntk", trained_grid=small.trained)
@@ -145,8 +153,18 @@ def test_far_puts_the_compressed_context_first_and_the_clean_copy_last(tiny, ref
     ours = model.rope(far_cfg=layout, device=torch.device("cpu"), clean_hidden_states=clean)
     handle.remove()
     assert ours["query"] is ours["key"] and ours["key"].shape == own.shape
-    expected, _ = reference.anyflow_reference(family, model, {}, (frames, h, w), small.trained, "ntk",
-                                              T * family.time.at_noise, authors, compressed=2, twice=True)
+    expected, _ = reference.anyflow_reference(
+        family,
+        model,
+        {},
+        (frames, h, w),
+        small.trained,
+        "ntk",
+        T * family.time.at_noise,
+        authors,
+        compressed=2,
+        twice=True,
+    )
     torch.testing.assert_close(ours["key"], expected, rtol=0, atol=2e-6)
 
 
@@ -156,9 +174,18 @@ def test_far_puts_the_compressed_context_first_and_the_clean_copy_last(tiny, ref
 def test_hunyuan_image_refuses_the_refiners_three_axis_config():
     from diffusers import HunyuanImageTransformer2DModel
 
-    model = HunyuanImageTransformer2DModel(in_channels=4, out_channels=4, num_attention_heads=1, attention_head_dim=32,
-                                           num_layers=1, num_single_layers=1, num_refiner_layers=1,
-                                           patch_size=(1, 1, 1), text_embed_dim=16, rope_axes_dim=(16, 8, 8))
+    model = HunyuanImageTransformer2DModel(
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=1,
+        attention_head_dim=32,
+        num_layers=1,
+        num_single_layers=1,
+        num_refiner_layers=1,
+        patch_size=(1, 1, 1),
+        text_embed_dim=16,
+        rope_axes_dim=(16, 8, 8),
+    )
     with pytest.raises(ValueError, match="HunyuanImage with 3 rope axes"):
         apply_extrapolation(model, "pi")
     with pytest.raises(ValueError, match="riflex extrapolates video length; HunyuanImage is an image model"):
@@ -204,6 +231,7 @@ def _defaults(pipeline_name: str, *names: str) -> tuple:
 
 def test_the_trained_grids_are_the_pipelines_defaults_where_the_source_says_so():
     """(frames - 1) / 4 + 1 latent frames; 16 px per token (VAE 8x, 2 x 2 patches) unless said otherwise."""
+
     def video(pipeline, frames="num_frames", per_token=16):
         f, height, width = _defaults(pipeline, frames, "height", "width")
         return (f - 1) // 4 + 1, height // per_token, width // per_token
@@ -216,13 +244,21 @@ def test_the_trained_grids_are_the_pipelines_defaults_where_the_source_says_so()
     assert family_for_class("MotifVideoTransformer3DModel").trained[-1].grid == video("MotifVideoPipeline")
     segment, height, width = _defaults("WanAnimatePipeline", "segment_frame_length", "height", "width")
     assert family_for_class("WanAnimateTransformer3DModel").trained[-1].grid == (
-        (segment - 1) // 4 + 1 + 1, height // 16, width // 16)  # the reference image's frame first
+        (segment - 1) // 4 + 1 + 1,
+        height // 16,
+        width // 16,
+    )  # the reference image's frame first
     height, width = _defaults("ChronoEditPipeline", "height", "width")
     assert family_for_class("ChronoEditTransformer3DModel").trained[-1].pipeline_default == (
-        2, height // 16, width // 16)  # 5 frames without temporal reasoning: 2 latent frames
+        2,
+        height // 16,
+        width // 16,
+    )  # 5 frames without temporal reasoning: 2 latent frames
     height, width = _defaults("HunyuanVideoFramepackPipeline", "height", "width")
     assert family_for_class("HunyuanVideoFramepackTransformer3DModel").trained[-1].pipeline_default == (
-        height // 16, width // 16)
+        height // 16,
+        width // 16,
+    )
 
 
 def test_hunyuan_video_15_grids_are_the_buckets_its_pipeline_picks_for_its_target_size():
@@ -240,8 +276,15 @@ def test_hunyuan_video_15_grids_are_the_buckets_its_pipeline_picks_for_its_targe
 def test_hunyuan_image_grid_is_its_pipelines_default_size():
     from diffusers import FlowMatchEulerDiscreteScheduler, HunyuanImagePipeline
 
-    pipe = HunyuanImagePipeline(scheduler=FlowMatchEulerDiscreteScheduler(), vae=None, text_encoder=None,
-                                tokenizer=None, text_encoder_2=None, tokenizer_2=None, transformer=None)
+    pipe = HunyuanImagePipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        vae=None,
+        text_encoder=None,
+        tokenizer=None,
+        text_encoder_2=None,
+        tokenizer_2=None,
+        transformer=None,
+    )
     side = pipe.default_sample_size * pipe.vae_scale_factor // 32  # VAE 32x, patch 1
     assert family_for_class("HunyuanImageTransformer2DModel").trained[-1].grid == (side, side)
 
@@ -249,7 +292,8 @@ def test_hunyuan_image_grid_is_its_pipelines_default_size():
 def test_wan_animate_2_is_refused_with_the_reason_no_family_reaches_it():
     from diffusers import WanAnimate2Transformer3DModel
 
-    model = WanAnimate2Transformer3DModel(in_dim=4, dim=24, ffn_dim=8, freq_dim=8, text_dim=8, out_dim=4, num_heads=2,
-                                          num_layers=1, use_img_emb=False)
+    model = WanAnimate2Transformer3DModel(
+        in_dim=4, dim=24, ffn_dim=8, freq_dim=8, text_dim=8, out_dim=4, num_heads=2, num_layers=1, use_img_emb=False
+    )
     with pytest.raises(TypeError, match="cannot reach WanAnimate2Transformer3DModel: its rope is no module"):
         apply_extrapolation(model, "pi")

@@ -14,8 +14,14 @@ def _pipeline(tiny):
     net = tiny.TINY["z-image-controlnet"].make()
     transformer = tiny.TINY["z-image"].make()
     net = type(net).from_transformer(net, transformer)
-    pipe = ZImageControlNetPipeline(scheduler=FlowMatchEulerDiscreteScheduler(), vae=None, text_encoder=None,
-                                    tokenizer=None, transformer=transformer, controlnet=net)
+    pipe = ZImageControlNetPipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        vae=None,
+        text_encoder=None,
+        tokenizer=None,
+        transformer=transformer,
+        controlnet=net,
+    )
     return pipe, [(transformer, tiny.TINY["z-image"]), (net, tiny.TINY["z-image-controlnet"])]
 
 
@@ -31,21 +37,33 @@ def test_a_pipeline_patches_the_transformer_and_its_controlnet_sharing_one_rope(
     assert [patch.transformer for patch in handle.patches] == [pipe.transformer, pipe.controlnet]
     assert "rope_embedder" not in pipe.transformer._modules  # a plain attribute, as the original
     beyond = [tiny.run(model, small, grid, 0.5) for model, small in members]
-    assert all(torch.equal(tiny.run(model, small, trained, 0.5), expected)
-               for (model, small), expected in zip(members, at_trained, strict=True))
+    assert all(
+        torch.equal(tiny.run(model, small, trained, 0.5), expected)
+        for (model, small), expected in zip(members, at_trained, strict=True)
+    )
     handle.remove()
     assert pipe.transformer.rope_embedder is shared and pipe.controlnet.rope_embedder is shared
     assert all(not torch.equal(a, b) for a, b in zip(beyond, plain, strict=True))  # each model, not only the first
-    assert all(torch.equal(tiny.run(model, small, grid, 0.5), expected)
-               for (model, small), expected in zip(members, plain, strict=True))
+    assert all(
+        torch.equal(tiny.run(model, small, grid, 0.5), expected)
+        for (model, small), expected in zip(members, plain, strict=True)
+    )
 
 
 def test_a_controlnet_without_the_transformers_rope_is_refused_by_name():
     from diffusers import ZImageControlNetModel
 
-    net = ZImageControlNetModel(all_patch_size=(2,), all_f_patch_size=(1,), dim=32, n_refiner_layers=1, n_heads=2,
-                                n_kv_heads=2, control_layers_places=[0], control_refiner_layers_places=[0],
-                                control_in_dim=4)
+    net = ZImageControlNetModel(
+        all_patch_size=(2,),
+        all_f_patch_size=(1,),
+        dim=32,
+        n_refiner_layers=1,
+        n_heads=2,
+        n_kv_heads=2,
+        control_layers_places=[0],
+        control_refiner_layers_places=[0],
+        control_in_dim=4,
+    )
     with pytest.raises(ValueError, match="RopeEmbedder"):
         apply_extrapolation(net, "pi")
 
@@ -63,12 +81,22 @@ def _omni(model, grid, reference=(2, 3)):
     """Z-Image Omni's call: per sample a list of images, a reference first and the generated one last, each with
     its caption; no SigLIP features."""
     (h, w), g = grid, torch.Generator().manual_seed(0)
-    x = [[torch.randn(4, 1, 2 * reference[0], 2 * reference[1], generator=g), torch.randn(4, 1, 2 * h, 2 * w,
-                                                                                         generator=g)]]
+    x = [
+        [
+            torch.randn(4, 1, 2 * reference[0], 2 * reference[1], generator=g),
+            torch.randn(4, 1, 2 * h, 2 * w, generator=g),
+        ]
+    ]
     captions = [[torch.randn(4, 8, generator=g), torch.randn(3, 8, generator=g)]]
     with torch.no_grad():
-        out = model(x=x, t=torch.tensor([0.5]), cap_feats=captions, siglip_feats=[None], image_noise_mask=[[0, 1]],
-                    return_dict=False)[0]
+        out = model(
+            x=x,
+            t=torch.tensor([0.5]),
+            cap_feats=captions,
+            siglip_feats=[None],
+            image_noise_mask=[[0, 1]],
+            return_dict=False,
+        )[0]
     return torch.cat([o.flatten() for o in out])
 
 

@@ -64,9 +64,17 @@ def make_flux(head_dim=16, axes=(4, 6, 6), heads=2):
     from diffusers import FluxTransformer2DModel
 
     torch.manual_seed(0)
-    return FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
-                                  attention_head_dim=head_dim, num_attention_heads=heads, joint_attention_dim=8,
-                                  pooled_projection_dim=8, axes_dims_rope=axes).eval()
+    return FluxTransformer2DModel(
+        patch_size=1,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=head_dim,
+        num_attention_heads=heads,
+        joint_attention_dim=8,
+        pooled_projection_dim=8,
+        axes_dims_rope=axes,
+    ).eval()
 
 
 FLUX_TEXT = 4  # text tokens (an even count: context parallelism splits them over two ranks)
@@ -75,10 +83,14 @@ FLUX_TEXT = 4  # text tokens (an even count: context parallelism splits them ove
 def flux_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
-                pooled_projections=torch.randn(1, 8, generator=g), timestep=torch.tensor([float(timestep)]),
-                img_ids=flux_ids(h, w), txt_ids=torch.zeros(FLUX_TEXT, 3))
+    return dict(
+        hidden_states=torch.randn(1, h * w, 4, generator=g),
+        encoder_hidden_states=torch.randn(1, FLUX_TEXT, 8, generator=g),
+        pooled_projections=torch.randn(1, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        img_ids=flux_ids(h, w),
+        txt_ids=torch.zeros(FLUX_TEXT, 3),
+    )
 
 
 def without_zero_init(model):
@@ -94,9 +106,19 @@ def make_flux_controlnet():
     from diffusers import FluxControlNetModel
 
     torch.manual_seed(0)
-    return without_zero_init(FluxControlNetModel(
-        patch_size=1, in_channels=4, num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=2,
-        joint_attention_dim=8, pooled_projection_dim=8, axes_dims_rope=(4, 6, 6)).eval())
+    return without_zero_init(
+        FluxControlNetModel(
+            patch_size=1,
+            in_channels=4,
+            num_layers=1,
+            num_single_layers=1,
+            attention_head_dim=16,
+            num_attention_heads=2,
+            joint_attention_dim=8,
+            pooled_projection_dim=8,
+            axes_dims_rope=(4, 6, 6),
+        ).eval()
+    )
 
 
 def flux_controlnet_inputs(model, grid, timestep):
@@ -112,27 +134,46 @@ def make_qwen():
     from diffusers import QwenImageTransformer2DModel
 
     torch.manual_seed(0)
-    return QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
-                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
-                                       axes_dims_rope=(4, 6, 6)).eval()
+    return QwenImageTransformer2DModel(
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=16,
+        axes_dims_rope=(4, 6, 6),
+    ).eval()
 
 
 def qwen_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, h * w, 16, generator=g),
-                encoder_hidden_states=torch.randn(1, 5, 16, generator=g),
-                encoder_hidden_states_mask=torch.ones(1, 5, dtype=torch.long), timestep=torch.tensor([float(timestep)]),
-                img_shapes=[[(1, h, w)]])
+    return dict(
+        hidden_states=torch.randn(1, h * w, 16, generator=g),
+        encoder_hidden_states=torch.randn(1, 5, 16, generator=g),
+        encoder_hidden_states_mask=torch.ones(1, 5, dtype=torch.long),
+        timestep=torch.tensor([float(timestep)]),
+        img_shapes=[[(1, h, w)]],
+    )
 
 
 def make_qwen_controlnet():
     from diffusers import QwenImageControlNetModel
 
     torch.manual_seed(0)
-    return without_zero_init(QwenImageControlNetModel(
-        patch_size=2, in_channels=16, out_channels=4, num_layers=1, attention_head_dim=16, num_attention_heads=2,
-        joint_attention_dim=16, axes_dims_rope=(4, 6, 6)).eval())
+    return without_zero_init(
+        QwenImageControlNetModel(
+            patch_size=2,
+            in_channels=16,
+            out_channels=4,
+            num_layers=1,
+            attention_head_dim=16,
+            num_attention_heads=2,
+            joint_attention_dim=16,
+            axes_dims_rope=(4, 6, 6),
+        ).eval()
+    )
 
 
 def qwen_controlnet_inputs(model, grid, timestep):
@@ -148,35 +189,61 @@ def make_wan(head_dim=12):
     from diffusers import WanTransformer3DModel
 
     torch.manual_seed(0)
-    return WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=head_dim,
-                                 in_channels=4, out_channels=4, text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1,
-                                 rope_max_seq_len=64).eval()
+    return WanTransformer3DModel(
+        patch_size=(1, 2, 2),
+        num_attention_heads=2,
+        attention_head_dim=head_dim,
+        in_channels=4,
+        out_channels=4,
+        text_dim=8,
+        freq_dim=8,
+        ffn_dim=8,
+        num_layers=1,
+        rope_max_seq_len=64,
+    ).eval()
 
 
 def wan_inputs(model, grid, timestep):
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+    return dict(
+        hidden_states=torch.randn(1, 4, t, 2 * h, 2 * w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+    )
 
 
 def make_hunyuan():
     from diffusers import HunyuanVideoTransformer3DModel
 
     torch.manual_seed(0)
-    return HunyuanVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=1, attention_head_dim=32,
-                                          num_layers=1, num_single_layers=1, num_refiner_layers=1, patch_size=1,
-                                          patch_size_t=1, text_embed_dim=16, pooled_projection_dim=8,
-                                          rope_axes_dim=(16, 8, 8)).eval()
+    return HunyuanVideoTransformer3DModel(
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=1,
+        attention_head_dim=32,
+        num_layers=1,
+        num_single_layers=1,
+        num_refiner_layers=1,
+        patch_size=1,
+        patch_size_t=1,
+        text_embed_dim=16,
+        pooled_projection_dim=8,
+        rope_axes_dim=(16, 8, 8),
+    ).eval()
 
 
 def hunyuan_inputs(model, grid, timestep):
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, t, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, 3, 16, generator=g),
-                encoder_attention_mask=torch.ones(1, 3, dtype=torch.long),
-                pooled_projections=torch.randn(1, 8, generator=g), guidance=torch.tensor([3.0]))
+    return dict(
+        hidden_states=torch.randn(1, 4, t, h, w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 3, 16, generator=g),
+        encoder_attention_mask=torch.ones(1, 3, dtype=torch.long),
+        pooled_projections=torch.randn(1, 8, generator=g),
+        guidance=torch.tensor([3.0]),
+    )
 
 
 # -- pipeline tables kind -------------------------------------------------------------------------------------
@@ -186,10 +253,22 @@ def make_cogvideox():
     from diffusers import CogVideoXTransformer3DModel
 
     torch.manual_seed(0)
-    return CogVideoXTransformer3DModel(num_attention_heads=1, attention_head_dim=64, in_channels=4, out_channels=4,
-                                       time_embed_dim=4, text_embed_dim=8, num_layers=1, sample_width=8,
-                                       sample_height=8, sample_frames=9, patch_size=2, temporal_compression_ratio=4,
-                                       max_text_seq_length=4, use_rotary_positional_embeddings=True).eval()
+    return CogVideoXTransformer3DModel(
+        num_attention_heads=1,
+        attention_head_dim=64,
+        in_channels=4,
+        out_channels=4,
+        time_embed_dim=4,
+        text_embed_dim=8,
+        num_layers=1,
+        sample_width=8,
+        sample_height=8,
+        sample_frames=9,
+        patch_size=2,
+        temporal_compression_ratio=4,
+        max_text_seq_length=4,
+        use_rotary_positional_embeddings=True,
+    ).eval()
 
 
 def cogvideox_pipeline_table(model, grid):
@@ -205,9 +284,12 @@ def cogvideox_pipeline_table(model, grid):
 def cogvideox_inputs(model, grid, timestep):
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, t, 4, 2 * h, 2 * w, generator=g),
-                encoder_hidden_states=torch.randn(1, 4, 8, generator=g), timestep=torch.tensor([float(timestep)]),
-                image_rotary_emb=cogvideox_pipeline_table(model, grid))
+    return dict(
+        hidden_states=torch.randn(1, t, 4, 2 * h, 2 * w, generator=g),
+        encoder_hidden_states=torch.randn(1, 4, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        image_rotary_emb=cogvideox_pipeline_table(model, grid),
+    )
 
 
 # -- LTX-Video kind -------------------------------------------------------------------------------------------
@@ -219,17 +301,30 @@ def make_ltx():
     from diffusers import LTXVideoTransformer3DModel
 
     torch.manual_seed(0)
-    return LTXVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=16,
-                                      cross_attention_dim=32, num_layers=1, caption_channels=8).eval()
+    return LTXVideoTransformer3DModel(
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=2,
+        attention_head_dim=16,
+        cross_attention_dim=32,
+        num_layers=1,
+        caption_channels=8,
+    ).eval()
 
 
 def ltx_inputs(model, grid, timestep):
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, t * h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, 3, 8, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_attention_mask=torch.ones(1, 3, dtype=torch.long), num_frames=t, height=h, width=w,
-                rope_interpolation_scale=LTX_SCALE)
+    return dict(
+        hidden_states=torch.randn(1, t * h * w, 4, generator=g),
+        encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_attention_mask=torch.ones(1, 3, dtype=torch.long),
+        num_frames=t,
+        height=h,
+        width=w,
+        rope_interpolation_scale=LTX_SCALE,
+    )
 
 
 TINY: dict[str, Tiny] = {
@@ -252,8 +347,17 @@ def make_flux_copy(class_name: str, **extra):
     import diffusers
 
     cls = getattr(diffusers, class_name)
-    arguments = dict(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1, attention_head_dim=16,
-                     num_attention_heads=2, joint_attention_dim=8, axes_dims_rope=(4, 6, 6), **extra)
+    arguments = dict(
+        patch_size=1,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=8,
+        axes_dims_rope=(4, 6, 6),
+        **extra,
+    )
     torch.manual_seed(0)
     return cls(**arguments).eval()
 
@@ -280,9 +384,13 @@ def longcat_inputs(model, grid, timestep):
     text = torch.zeros(LONGCAT_TEXT, 3)
     text[:, 1] = text[:, 2] = torch.arange(LONGCAT_TEXT)
     image = flux_ids(h, w) + torch.tensor([1.0, LONGCAT_TEXT, LONGCAT_TEXT])
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, LONGCAT_TEXT, 8, generator=g),
-                timestep=torch.tensor([float(timestep)]), img_ids=image, txt_ids=text)
+    return dict(
+        hidden_states=torch.randn(1, h * w, 4, generator=g),
+        encoder_hidden_states=torch.randn(1, LONGCAT_TEXT, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        img_ids=image,
+        txt_ids=text,
+    )
 
 
 def bria_fibo_text_layers(model):
@@ -294,30 +402,55 @@ def make_krea2():
     from diffusers import Krea2Transformer2DModel
 
     torch.manual_seed(0)
-    return Krea2Transformer2DModel(in_channels=4, num_layers=1, attention_head_dim=16, num_attention_heads=2,
-                                   num_key_value_heads=1, intermediate_size=16, timestep_embed_dim=8,
-                                   text_hidden_dim=8, num_text_layers=2, text_num_attention_heads=2,
-                                   text_num_key_value_heads=1, text_intermediate_size=8, num_layerwise_text_blocks=1,
-                                   num_refiner_text_blocks=1, axes_dims_rope=(4, 6, 6), rope_theta=1000.0).eval()
+    return Krea2Transformer2DModel(
+        in_channels=4,
+        num_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=16,
+        timestep_embed_dim=8,
+        text_hidden_dim=8,
+        num_text_layers=2,
+        text_num_attention_heads=2,
+        text_num_key_value_heads=1,
+        text_intermediate_size=8,
+        num_layerwise_text_blocks=1,
+        num_refiner_text_blocks=1,
+        axes_dims_rope=(4, 6, 6),
+        rope_theta=1000.0,
+    ).eval()
 
 
 def krea2_inputs(model, grid, timestep):
     """Krea2Pipeline.prepare_position_ids: the text's rows at 0, then the (0, y, x) grid."""
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, FLUX_TEXT, 2, 8, generator=g),
-                timestep=torch.tensor([float(timestep)]), position_ids=flux_ids(h, w, text=FLUX_TEXT))
+    return dict(
+        hidden_states=torch.randn(1, h * w, 4, generator=g),
+        encoder_hidden_states=torch.randn(1, FLUX_TEXT, 2, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        position_ids=flux_ids(h, w, text=FLUX_TEXT),
+    )
 
 
 def make_flux2():
     from diffusers import Flux2Transformer2DModel
 
     torch.manual_seed(0)
-    return Flux2Transformer2DModel(patch_size=1, in_channels=4, num_layers=1, num_single_layers=1,
-                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=8,
-                                   timestep_guidance_channels=8, axes_dims_rope=(4, 4, 4, 4), rope_theta=2000,
-                                   guidance_embeds=False).eval()
+    return Flux2Transformer2DModel(
+        patch_size=1,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=8,
+        timestep_guidance_channels=8,
+        axes_dims_rope=(4, 4, 4, 4),
+        rope_theta=2000,
+        guidance_embeds=False,
+    ).eval()
 
 
 def flux2_inputs(model, grid, timestep):
@@ -328,18 +461,30 @@ def flux2_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
     text = torch.randn(1, FLUX_TEXT, 8, generator=g)
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g), encoder_hidden_states=text,
-                timestep=torch.tensor([float(timestep)]), img_ids=Flux2Pipeline._prepare_latent_ids(
-                    torch.empty(1, 4, h, w)), txt_ids=Flux2Pipeline._prepare_text_ids(text))
+    return dict(
+        hidden_states=torch.randn(1, h * w, 4, generator=g),
+        encoder_hidden_states=text,
+        timestep=torch.tensor([float(timestep)]),
+        img_ids=Flux2Pipeline._prepare_latent_ids(torch.empty(1, 4, h, w)),
+        txt_ids=Flux2Pipeline._prepare_text_ids(text),
+    )
 
 
 def make_flux3():
     from diffusers import Flux3Transformer2DModel
 
     torch.manual_seed(0)
-    return Flux3Transformer2DModel(in_channels=4, cond_in_channels=4, num_layers=1, num_single_layers=1,
-                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=8,
-                                   timestep_channels=8, axes_dims_rope=(4, 4, 4, 4)).eval()
+    return Flux3Transformer2DModel(
+        in_channels=4,
+        cond_in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=8,
+        timestep_channels=8,
+        axes_dims_rope=(4, 4, 4, 4),
+    ).eval()
 
 
 FLUX3_ROPE_SCALE = 0.5  # Flux3PrepareLatentsStep's image_rope_scale
@@ -359,27 +504,44 @@ def flux3_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
     text = torch.randn(1, FLUX_TEXT, 8, generator=g)
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g), encoder_hidden_states=text,
-                timestep=torch.tensor([float(timestep)]), img_ids=flux3_ids(h, w),
-                txt_ids=Flux3TextRoPEInputsStep._prepare_text_ids(text))
+    return dict(
+        hidden_states=torch.randn(1, h * w, 4, generator=g),
+        encoder_hidden_states=text,
+        timestep=torch.tensor([float(timestep)]),
+        img_ids=flux3_ids(h, w),
+        txt_ids=Flux3TextRoPEInputsStep._prepare_text_ids(text),
+    )
 
 
-TINY.update({
-    "chroma": Tiny(lambda: make_flux_copy("ChromaTransformer2DModel", approximator_num_channels=8,
-                                          approximator_hidden_dim=16, approximator_layers=1),
-                   flux_copy_inputs(), (4, 4)),
-    "longcat-image": Tiny(lambda: make_flux_copy("LongCatImageTransformer2DModel", pooled_projection_dim=8),
-                          longcat_inputs, (4, 4)),
-    "ovis-image": Tiny(lambda: make_flux_copy("OvisImageTransformer2DModel", out_channels=4),
-                       flux_copy_inputs(), (4, 4)),
-    "krea2": Tiny(make_krea2, krea2_inputs, (4, 4)),
-    "bria": Tiny(lambda: make_flux_copy("BriaTransformer2DModel", rope_theta=5000),
-                 flux_copy_inputs(), (4, 4)),
-    "bria-fibo": Tiny(lambda: make_flux_copy("BriaFiboTransformer2DModel", rope_theta=5000, text_encoder_dim=8),
-                      flux_copy_inputs(text_encoder_layers=bria_fibo_text_layers), (4, 4)),
-    "flux2": Tiny(make_flux2, flux2_inputs, (4, 4)),
-    "flux3": Tiny(make_flux3, flux3_inputs, (4, 4)),
-})
+TINY.update(
+    {
+        "chroma": Tiny(
+            lambda: make_flux_copy(
+                "ChromaTransformer2DModel",
+                approximator_num_channels=8,
+                approximator_hidden_dim=16,
+                approximator_layers=1,
+            ),
+            flux_copy_inputs(),
+            (4, 4),
+        ),
+        "longcat-image": Tiny(
+            lambda: make_flux_copy("LongCatImageTransformer2DModel", pooled_projection_dim=8), longcat_inputs, (4, 4)
+        ),
+        "ovis-image": Tiny(
+            lambda: make_flux_copy("OvisImageTransformer2DModel", out_channels=4), flux_copy_inputs(), (4, 4)
+        ),
+        "krea2": Tiny(make_krea2, krea2_inputs, (4, 4)),
+        "bria": Tiny(lambda: make_flux_copy("BriaTransformer2DModel", rope_theta=5000), flux_copy_inputs(), (4, 4)),
+        "bria-fibo": Tiny(
+            lambda: make_flux_copy("BriaFiboTransformer2DModel", rope_theta=5000, text_encoder_dim=8),
+            flux_copy_inputs(text_encoder_layers=bria_fibo_text_layers),
+            (4, 4),
+        ),
+        "flux2": Tiny(make_flux2, flux2_inputs, (4, 4)),
+        "flux3": Tiny(make_flux3, flux3_inputs, (4, 4)),
+    }
+)
 
 
 # -- videogrid: Wan's and HunyuanVideo's copies, AnyFlow, Framepack ----------------------------------------------
@@ -389,12 +551,25 @@ def wan_like_inputs(model, grid, timestep, channels=4):
     """Inputs of Wan's copies: hidden_states (1, c, t, 2 h, 2 w) for patch (1, 2, 2), text of width 8."""
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, channels, t, 2 * h, 2 * w, generator=g),
-                timestep=torch.tensor([float(timestep)]), encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+    return dict(
+        hidden_states=torch.randn(1, channels, t, 2 * h, 2 * w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+    )
 
 
-WAN_LIKE = dict(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4,
-                text_dim=8, freq_dim=8, ffn_dim=8, num_layers=1, rope_max_seq_len=64)
+WAN_LIKE = dict(
+    patch_size=(1, 2, 2),
+    num_attention_heads=2,
+    attention_head_dim=12,
+    in_channels=4,
+    out_channels=4,
+    text_dim=8,
+    freq_dim=8,
+    ffn_dim=8,
+    num_layers=1,
+    rope_max_seq_len=64,
+)
 
 
 def make_wan_vace():
@@ -415,9 +590,18 @@ def make_wan_animate():
 
     torch.manual_seed(0)
     return WanAnimateTransformer3DModel(
-        **{**WAN_LIKE, "in_channels": 12}, latent_channels=4, image_dim=8, motion_encoder_channel_sizes={
-            "4": 8, "8": 8, "16": 8}, motion_encoder_size=16, motion_style_dim=8, motion_dim=4, motion_encoder_dim=8,
-        face_encoder_hidden_dim=8, face_encoder_num_heads=2, inject_face_latents_blocks=1).eval()
+        **{**WAN_LIKE, "in_channels": 12},
+        latent_channels=4,
+        image_dim=8,
+        motion_encoder_channel_sizes={"4": 8, "8": 8, "16": 8},
+        motion_encoder_size=16,
+        motion_style_dim=8,
+        motion_dim=4,
+        motion_encoder_dim=8,
+        face_encoder_hidden_dim=8,
+        face_encoder_num_heads=2,
+        inject_face_latents_blocks=1,
+    ).eval()
 
 
 def wan_animate_inputs(model, grid, timestep):
@@ -425,9 +609,11 @@ def wan_animate_inputs(model, grid, timestep):
     t, h, w = grid
     inputs = wan_like_inputs(model, grid, timestep, channels=12)
     g = generator(1)
-    inputs.update(encoder_hidden_states_image=torch.randn(1, 2, 8, generator=g),
-                  pose_hidden_states=torch.randn(1, 4, t - 1, 2 * h, 2 * w, generator=g),
-                  face_pixel_values=torch.randn(1, 3, 4 * (t - 1) - 3, 16, 16, generator=g))
+    inputs.update(
+        encoder_hidden_states_image=torch.randn(1, 2, 8, generator=g),
+        pose_hidden_states=torch.randn(1, 4, t - 1, 2 * h, 2 * w, generator=g),
+        face_pixel_values=torch.randn(1, 3, 4 * (t - 1) - 3, 16, 16, generator=g),
+    )
     return inputs
 
 
@@ -452,9 +638,18 @@ def make_sana_video():
     from diffusers import SanaVideoTransformer3DModel
 
     torch.manual_seed(0)
-    return SanaVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=12,
-                                       num_layers=1, num_cross_attention_heads=2, cross_attention_head_dim=12,
-                                       cross_attention_dim=24, caption_channels=8, sample_size=8).eval()
+    return SanaVideoTransformer3DModel(
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=2,
+        attention_head_dim=12,
+        num_layers=1,
+        num_cross_attention_heads=2,
+        cross_attention_head_dim=12,
+        cross_attention_dim=24,
+        caption_channels=8,
+        sample_size=8,
+    ).eval()
 
 
 def make_anyflow(causal=False):
@@ -470,9 +665,12 @@ def anyflow_inputs(model, grid, timestep):
     """hidden_states (1, t, c, 2 h, 2 w), per-frame timesteps; FAR's chunks are one frame each."""
     t, h, w = grid
     g = generator()
-    inputs = dict(hidden_states=torch.randn(1, t, 4, 2 * h, 2 * w, generator=g),
-                  timestep=torch.full((1, t), float(timestep)), r_timestep=torch.full((1, t), 0.5 * float(timestep)),
-                  encoder_hidden_states=torch.randn(1, 3, 8, generator=g))
+    inputs = dict(
+        hidden_states=torch.randn(1, t, 4, 2 * h, 2 * w, generator=g),
+        timestep=torch.full((1, t), float(timestep)),
+        r_timestep=torch.full((1, t), 0.5 * float(timestep)),
+        encoder_hidden_states=torch.randn(1, 3, 8, generator=g),
+    )
     if "chunk_partition" in _parameters(model):
         inputs["chunk_partition"] = [1] * t
     return inputs
@@ -488,51 +686,92 @@ def make_hunyuan_video_15():
     from diffusers import HunyuanVideo15Transformer3DModel
 
     torch.manual_seed(0)
-    return HunyuanVideo15Transformer3DModel(in_channels=4, out_channels=4, num_attention_heads=1,
-                                            attention_head_dim=32, num_layers=1, num_refiner_layers=1, patch_size=1,
-                                            patch_size_t=1, text_embed_dim=16, text_embed_2_dim=8, image_embed_dim=8,
-                                            rope_axes_dim=(16, 8, 8)).eval()
+    return HunyuanVideo15Transformer3DModel(
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=1,
+        attention_head_dim=32,
+        num_layers=1,
+        num_refiner_layers=1,
+        patch_size=1,
+        patch_size_t=1,
+        text_embed_dim=16,
+        text_embed_2_dim=8,
+        image_embed_dim=8,
+        rope_axes_dim=(16, 8, 8),
+    ).eval()
 
 
 def hunyuan_video_15_inputs(model, grid, timestep):
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, t, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3),
-                encoder_hidden_states_2=torch.randn(1, 2, 8, generator=g), encoder_attention_mask_2=torch.ones(1, 2),
-                image_embeds=torch.randn(1, 2, 8, generator=g))
+    return dict(
+        hidden_states=torch.randn(1, 4, t, h, w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 3, 16, generator=g),
+        encoder_attention_mask=torch.ones(1, 3),
+        encoder_hidden_states_2=torch.randn(1, 2, 8, generator=g),
+        encoder_attention_mask_2=torch.ones(1, 2),
+        image_embeds=torch.randn(1, 2, 8, generator=g),
+    )
 
 
 def make_motif_video():
     from diffusers import MotifVideoTransformer3DModel
 
     torch.manual_seed(0)
-    return MotifVideoTransformer3DModel(in_channels=4, out_channels=4, num_attention_heads=1, attention_head_dim=32,
-                                        num_layers=1, num_single_layers=1, patch_size=1, patch_size_t=1,
-                                        text_embed_dim=16, rope_axes_dim=(16, 8, 8)).eval()
+    return MotifVideoTransformer3DModel(
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=1,
+        attention_head_dim=32,
+        num_layers=1,
+        num_single_layers=1,
+        patch_size=1,
+        patch_size_t=1,
+        text_embed_dim=16,
+        rope_axes_dim=(16, 8, 8),
+    ).eval()
 
 
 def motif_video_inputs(model, grid, timestep):
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, t, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3))
+    return dict(
+        hidden_states=torch.randn(1, 4, t, h, w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 3, 16, generator=g),
+        encoder_attention_mask=torch.ones(1, 3),
+    )
 
 
 def make_hunyuan_image():
     from diffusers import HunyuanImageTransformer2DModel
 
     torch.manual_seed(0)
-    return HunyuanImageTransformer2DModel(in_channels=4, out_channels=4, num_attention_heads=1, attention_head_dim=32,
-                                          num_layers=1, num_single_layers=1, num_refiner_layers=1, patch_size=(1, 1),
-                                          text_embed_dim=16, rope_axes_dim=(16, 16)).eval()
+    return HunyuanImageTransformer2DModel(
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=1,
+        attention_head_dim=32,
+        num_layers=1,
+        num_single_layers=1,
+        num_refiner_layers=1,
+        patch_size=(1, 1),
+        text_embed_dim=16,
+        rope_axes_dim=(16, 16),
+    ).eval()
 
 
 def hunyuan_image_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3))
+    return dict(
+        hidden_states=torch.randn(1, 4, h, w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 3, 16, generator=g),
+        encoder_attention_mask=torch.ones(1, 3),
+    )
 
 
 def make_framepack():
@@ -540,15 +779,32 @@ def make_framepack():
 
     torch.manual_seed(0)
     return HunyuanVideoFramepackTransformer3DModel(
-        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=16, num_layers=1, num_single_layers=1,
-        num_refiner_layers=1, patch_size=2, patch_size_t=1, text_embed_dim=16, pooled_projection_dim=8,
-        rope_axes_dim=(4, 6, 6), has_image_proj=True, image_proj_dim=8, has_clean_x_embedder=True).eval()
+        in_channels=4,
+        out_channels=4,
+        num_attention_heads=2,
+        attention_head_dim=16,
+        num_layers=1,
+        num_single_layers=1,
+        num_refiner_layers=1,
+        patch_size=2,
+        patch_size_t=1,
+        text_embed_dim=16,
+        pooled_projection_dim=8,
+        rope_axes_dim=(4, 6, 6),
+        has_image_proj=True,
+        image_proj_dim=8,
+        has_clean_x_embedder=True,
+    ).eval()
 
 
 # Framepack's packing, as its pipeline lays out one section (a start frame, the frames being made, the 1x, 2x
 # and 4x history), shortened: frame indices per stream
-FRAMEPACK_INDICES = dict(indices_latents=[1, 2], indices_latents_clean=[0, 3], indices_latents_history_2x=[4, 5],
-                         indices_latents_history_4x=[6, 7, 8, 9])
+FRAMEPACK_INDICES = dict(
+    indices_latents=[1, 2],
+    indices_latents_clean=[0, 3],
+    indices_latents_history_2x=[4, 5],
+    indices_latents_history_4x=[6, 7, 8, 9],
+)
 
 
 def framepack_inputs(model, grid, timestep):
@@ -560,26 +816,36 @@ def framepack_inputs(model, grid, timestep):
         return torch.randn(1, 4, frames, 2 * h, 2 * w, generator=g)
 
     indices = {name: torch.tensor(values) for name, values in FRAMEPACK_INDICES.items()}
-    return dict(hidden_states=latents(2), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, 3, 16, generator=g), encoder_attention_mask=torch.ones(1, 3),
-                pooled_projections=torch.randn(1, 8, generator=g), image_embeds=torch.randn(1, 2, 8, generator=g),
-                guidance=torch.tensor([3000.0]), latents_clean=latents(2), latents_history_2x=latents(2),
-                latents_history_4x=latents(4), **indices)
+    return dict(
+        hidden_states=latents(2),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 3, 16, generator=g),
+        encoder_attention_mask=torch.ones(1, 3),
+        pooled_projections=torch.randn(1, 8, generator=g),
+        image_embeds=torch.randn(1, 2, 8, generator=g),
+        guidance=torch.tensor([3000.0]),
+        latents_clean=latents(2),
+        latents_history_2x=latents(2),
+        latents_history_4x=latents(4),
+        **indices,
+    )
 
 
-TINY.update({
-    "wan-vace": Tiny(make_wan_vace, wan_vace_inputs, (3, 4, 4)),
-    "wan-animate": Tiny(make_wan_animate, wan_animate_inputs, (3, 4, 4)),
-    "skyreels-v2": Tiny(make_skyreels_v2, wan_like_inputs, (3, 4, 4)),
-    "chronoedit": Tiny(make_chronoedit, wan_like_inputs, (CHRONOEDIT_SKIP, 4, 4)),
-    "sana-video": Tiny(make_sana_video, wan_like_inputs, (3, 4, 4)),
-    "anyflow": Tiny(make_anyflow, anyflow_inputs, (3, 4, 4)),
-    "anyflow-far": Tiny(lambda: make_anyflow(causal=True), anyflow_inputs, (3, 4, 4)),
-    "hunyuan-video-1.5": Tiny(make_hunyuan_video_15, hunyuan_video_15_inputs, (3, 4, 4)),
-    "motif-video": Tiny(make_motif_video, motif_video_inputs, (3, 4, 4)),
-    "hunyuan-image": Tiny(make_hunyuan_image, hunyuan_image_inputs, (4, 4)),
-    "framepack": Tiny(make_framepack, framepack_inputs, (4, 4)),
-})
+TINY.update(
+    {
+        "wan-vace": Tiny(make_wan_vace, wan_vace_inputs, (3, 4, 4)),
+        "wan-animate": Tiny(make_wan_animate, wan_animate_inputs, (3, 4, 4)),
+        "skyreels-v2": Tiny(make_skyreels_v2, wan_like_inputs, (3, 4, 4)),
+        "chronoedit": Tiny(make_chronoedit, wan_like_inputs, (CHRONOEDIT_SKIP, 4, 4)),
+        "sana-video": Tiny(make_sana_video, wan_like_inputs, (3, 4, 4)),
+        "anyflow": Tiny(make_anyflow, anyflow_inputs, (3, 4, 4)),
+        "anyflow-far": Tiny(lambda: make_anyflow(causal=True), anyflow_inputs, (3, 4, 4)),
+        "hunyuan-video-1.5": Tiny(make_hunyuan_video_15, hunyuan_video_15_inputs, (3, 4, 4)),
+        "motif-video": Tiny(make_motif_video, motif_video_inputs, (3, 4, 4)),
+        "hunyuan-image": Tiny(make_hunyuan_image, hunyuan_image_inputs, (4, 4)),
+        "framepack": Tiny(make_framepack, framepack_inputs, (4, 4)),
+    }
+)
 
 
 # -- groups in modules of their own (tiny_<group>.py beside this file) ------------------------------------------

@@ -18,53 +18,94 @@ def make_hidream():
     from diffusers import HiDreamImageTransformer2DModel
 
     torch.manual_seed(0)
-    return HiDreamImageTransformer2DModel(patch_size=2, in_channels=4, num_layers=1, num_single_layers=1,
-                                          attention_head_dim=16, num_attention_heads=2, caption_channels=[8, 8],
-                                          text_emb_dim=8, num_routed_experts=2, num_activated_experts=1,
-                                          axes_dims_rope=(4, 6, 6), max_resolution=(32, 32),
-                                          llama_layers=[0, 1]).eval()
+    return HiDreamImageTransformer2DModel(
+        patch_size=2,
+        in_channels=4,
+        num_layers=1,
+        num_single_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        caption_channels=[8, 8],
+        text_emb_dim=8,
+        num_routed_experts=2,
+        num_activated_experts=1,
+        axes_dims_rope=(4, 6, 6),
+        max_resolution=(32, 32),
+        llama_layers=[0, 1],
+    ).eval()
 
 
 def hidream_inputs(model, grid, timestep):
     """Square grids only: the model pads a non-square latent to max_resolution's tokens."""
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timesteps=torch.tensor([float(timestep)]),
-                encoder_hidden_states_t5=torch.randn(1, TEXT, 8, generator=g),
-                encoder_hidden_states_llama3=torch.randn(2, 1, TEXT, 8, generator=g),
-                pooled_embeds=torch.randn(1, 8, generator=g))
+    return dict(
+        hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g),
+        timesteps=torch.tensor([float(timestep)]),
+        encoder_hidden_states_t5=torch.randn(1, TEXT, 8, generator=g),
+        encoder_hidden_states_llama3=torch.randn(2, 1, TEXT, 8, generator=g),
+        pooled_embeds=torch.randn(1, 8, generator=g),
+    )
 
 
 def make_prx():
     from diffusers import PRXTransformer2DModel
 
     torch.manual_seed(0)
-    return without_zero_init(PRXTransformer2DModel(  # zero-initialised layers filled
-        in_channels=4, patch_size=2, context_in_dim=8, hidden_size=32, mlp_ratio=2.0, num_heads=2, depth=1,
-        axes_dim=[8, 8], theta=1000).eval())
+    return without_zero_init(
+        PRXTransformer2DModel(  # zero-initialised layers filled
+            in_channels=4,
+            patch_size=2,
+            context_in_dim=8,
+            hidden_size=32,
+            mlp_ratio=2.0,
+            num_heads=2,
+            depth=1,
+            axes_dim=[8, 8],
+            theta=1000,
+        ).eval()
+    )
 
 
 def prx_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g))
+    return dict(
+        hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g),
+    )
 
 
 def make_ernie_image():
     from diffusers import ErnieImageTransformer2DModel
 
     torch.manual_seed(0)
-    return without_zero_init(ErnieImageTransformer2DModel(  # zero-initialised output layers filled
-        hidden_size=32, num_attention_heads=2, num_layers=1, ffn_hidden_size=16, in_channels=4, out_channels=4,
-        patch_size=1, text_in_dim=8, rope_theta=256, rope_axes_dim=(4, 6, 6)).eval())
+    return without_zero_init(
+        ErnieImageTransformer2DModel(  # zero-initialised output layers filled
+            hidden_size=32,
+            num_attention_heads=2,
+            num_layers=1,
+            ffn_hidden_size=16,
+            in_channels=4,
+            out_channels=4,
+            patch_size=1,
+            text_in_dim=8,
+            rope_theta=256,
+            rope_axes_dim=(4, 6, 6),
+        ).eval()
+    )
 
 
 def ernie_image_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, h, w, generator=g), timestep=torch.tensor([float(timestep)]),
-                text_bth=torch.randn(1, TEXT, 8, generator=g), text_lens=torch.tensor([TEXT - 1]))
+    return dict(
+        hidden_states=torch.randn(1, 4, h, w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        text_bth=torch.randn(1, TEXT, 8, generator=g),
+        text_lens=torch.tensor([TEXT - 1]),
+    )
 
 
 # -- Qwen kin --------------------------------------------------------------------------------------------------
@@ -74,9 +115,17 @@ def make_nucleusmoe_image():
     from diffusers import NucleusMoEImageTransformer2DModel
 
     torch.manual_seed(0)
-    return NucleusMoEImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
-                                             attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
-                                             axes_dims_rope=(4, 6, 6), moe_enabled=False).eval()
+    return NucleusMoEImageTransformer2DModel(
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=16,
+        axes_dims_rope=(4, 6, 6),
+        moe_enabled=False,
+    ).eval()
 
 
 LAYERS = 2  # Qwen-Image-Layered's generated layers beside its condition image (the pipeline makes layers + 1)
@@ -86,9 +135,17 @@ def make_qwen_layered():
     from diffusers import QwenImageTransformer2DModel
 
     torch.manual_seed(0)
-    return QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=1,
-                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=16,
-                                       axes_dims_rope=(4, 6, 6), use_layer3d_rope=True).eval()
+    return QwenImageTransformer2DModel(
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=16,
+        axes_dims_rope=(4, 6, 6),
+        use_layer3d_rope=True,
+    ).eval()
 
 
 def qwen_layered_inputs(model, grid, timestep):
@@ -122,9 +179,17 @@ def make_z_image():
     from diffusers import ZImageTransformer2DModel
 
     torch.manual_seed(0)
-    return without_zero_init(ZImageTransformer2DModel(**Z_IMAGE, in_channels=4, n_layers=1, cap_feat_dim=8,
-                                                      rope_theta=256.0, axes_dims=[4, 6, 6],
-                                                      axes_lens=[64, 32, 32]).eval())
+    return without_zero_init(
+        ZImageTransformer2DModel(
+            **Z_IMAGE,
+            in_channels=4,
+            n_layers=1,
+            cap_feat_dim=8,
+            rope_theta=256.0,
+            axes_dims=[4, 6, 6],
+            axes_lens=[64, 32, 32],
+        ).eval()
+    )
 
 
 def z_image_inputs(model, grid, timestep):
@@ -132,8 +197,11 @@ def z_image_inputs(model, grid, timestep):
     argument (1 - sigma: the family's Timestep says so)."""
     h, w = grid
     g = generator()
-    return dict(x=[torch.randn(4, 1, 2 * h, 2 * w, generator=g)], t=torch.tensor([float(timestep)]),
-                cap_feats=[torch.randn(TEXT, 8, generator=g)])
+    return dict(
+        x=[torch.randn(4, 1, 2 * h, 2 * w, generator=g)],
+        t=torch.tensor([float(timestep)]),
+        cap_feats=[torch.randn(TEXT, 8, generator=g)],
+    )
 
 
 def make_z_image_controlnet():
@@ -160,25 +228,46 @@ def make_bria_fibo2():
     from diffusers import BriaFibo2Transformer2DModel
 
     torch.manual_seed(0)
-    return without_zero_init(BriaFibo2Transformer2DModel(
-        in_channels=4, patch_size=2, dim=32, n_layers=1, n_refiner_layers=1, n_heads=2, cap_feat_dim=8,
-        injection_layer_ids=(0,), perceiver_num_layers=1, min_num_gist_tokens=2, max_num_gist_tokens=4, gist_step=2,
-        gist_min_text_len=2, gist_max_text_len=8, rope_theta=256.0, axes_dims=(4, 6, 6),
-        axes_lens=(64, 32, 32)).eval())
+    return without_zero_init(
+        BriaFibo2Transformer2DModel(
+            in_channels=4,
+            patch_size=2,
+            dim=32,
+            n_layers=1,
+            n_refiner_layers=1,
+            n_heads=2,
+            cap_feat_dim=8,
+            injection_layer_ids=(0,),
+            perceiver_num_layers=1,
+            min_num_gist_tokens=2,
+            max_num_gist_tokens=4,
+            gist_step=2,
+            gist_min_text_len=2,
+            gist_max_text_len=8,
+            rope_theta=256.0,
+            axes_dims=(4, 6, 6),
+            axes_lens=(64, 32, 32),
+        ).eval()
+    )
 
 
 def bria_fibo2_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g), timestep=torch.tensor([float(timestep)]),
-                encoder_hidden_states=torch.randn(1, 2, TEXT, 8, generator=g))
+    return dict(
+        hidden_states=torch.randn(1, 4, 2 * h, 2 * w, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        encoder_hidden_states=torch.randn(1, 2, TEXT, 8, generator=g),
+    )
 
 
-TINY.update({
-    "z-image": Tiny(make_z_image, z_image_inputs, (4, 4)),
-    "z-image-controlnet": Tiny(make_z_image_controlnet, z_image_controlnet_inputs, (4, 4)),
-    "bria-fibo2": Tiny(make_bria_fibo2, bria_fibo2_inputs, (4, 4)),
-})
+TINY.update(
+    {
+        "z-image": Tiny(make_z_image, z_image_inputs, (4, 4)),
+        "z-image-controlnet": Tiny(make_z_image_controlnet, z_image_controlnet_inputs, (4, 4)),
+        "bria-fibo2": Tiny(make_bria_fibo2, bria_fibo2_inputs, (4, 4)),
+    }
+)
 
 
 # -- Qwen-Image 2.1 -----------------------------------------------------------------------------------------------
@@ -188,9 +277,18 @@ def make_qwen_image_21():
     from diffusers import QwenImage21Transformer2DModel
 
     torch.manual_seed(0)
-    return without_zero_init(QwenImage21Transformer2DModel(
-        in_channels=4, out_channels=4, num_layers=1, attention_head_dim=16, num_attention_heads=2, context_in_dim=8,
-        mlp_ratio=2, axes_dims_rope=(4, 6, 6)).eval())
+    return without_zero_init(
+        QwenImage21Transformer2DModel(
+            in_channels=4,
+            out_channels=4,
+            num_layers=1,
+            attention_head_dim=16,
+            num_attention_heads=2,
+            context_in_dim=8,
+            mlp_ratio=2,
+            axes_dims_rope=(4, 6, 6),
+        ).eval()
+    )
 
 
 def qwen_image_21_inputs(model, grid, timestep):
@@ -199,9 +297,13 @@ def qwen_image_21_inputs(model, grid, timestep):
     h, w = grid
     g = generator()
     slots = h * w // 4
-    return dict(hidden_states=torch.randn(1, h * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g), timestep=torch.tensor([float(timestep)]),
-                img_shapes=[[(1, h, w)]], img_mask=torch.tensor([[False] * TEXT + [True] * slots]))
+    return dict(
+        hidden_states=torch.randn(1, h * w, 4, generator=g),
+        encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        img_shapes=[[(1, h, w)]],
+        img_mask=torch.tensor([[False] * TEXT + [True] * slots]),
+    )
 
 
 TINY.update({"qwen-image-2.1": Tiny(make_qwen_image_21, qwen_image_21_inputs, (5, 4))})
@@ -216,47 +318,92 @@ def make_kandinsky5():
     from diffusers import Kandinsky5Transformer3DModel
 
     torch.manual_seed(0)
-    return without_zero_init(Kandinsky5Transformer3DModel(
-        in_visual_dim=4, in_text_dim=8, in_text_dim2=8, time_dim=16, out_visual_dim=4, patch_size=(1, 2, 2),
-        model_dim=32, ff_dim=32, num_text_blocks=1, num_visual_blocks=1, axes_dims=(4, 6, 6)).eval())
+    return without_zero_init(
+        Kandinsky5Transformer3DModel(
+            in_visual_dim=4,
+            in_text_dim=8,
+            in_text_dim2=8,
+            time_dim=16,
+            out_visual_dim=4,
+            patch_size=(1, 2, 2),
+            model_dim=32,
+            ff_dim=32,
+            num_text_blocks=1,
+            num_visual_blocks=1,
+            axes_dims=(4, 6, 6),
+        ).eval()
+    )
 
 
 def kandinsky5_inputs(model, grid, timestep):
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, t, 2 * h, 2 * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g), timestep=torch.tensor([float(timestep)]),
-                pooled_projections=torch.randn(1, 8, generator=g),
-                visual_rope_pos=[torch.arange(t), torch.arange(h), torch.arange(w)], text_rope_pos=torch.arange(TEXT),
-                scale_factor=KANDINSKY_SCALE)
+    return dict(
+        hidden_states=torch.randn(1, t, 2 * h, 2 * w, 4, generator=g),
+        encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+        pooled_projections=torch.randn(1, 8, generator=g),
+        visual_rope_pos=[torch.arange(t), torch.arange(h), torch.arange(w)],
+        text_rope_pos=torch.arange(TEXT),
+        scale_factor=KANDINSKY_SCALE,
+    )
 
 
 def make_kandinsky6():
     from diffusers import Kandinsky6Transformer3DModel
 
     torch.manual_seed(0)
-    return without_zero_init(Kandinsky6Transformer3DModel(
-        in_visual_dim=4, out_visual_dim=4, in_text_dim=8, in_text_dim2=8, time_dim=16, patch_size=(1, 2, 2),
-        model_dim=32, ff_dim=32, num_text_blocks=1, num_visual_blocks=1, axes_dims=(4, 6, 6), visual_cond=False,
-        in_audio_dim=4, out_audio_dim=4, scale_factor=KANDINSKY_SCALE).eval())
+    return without_zero_init(
+        Kandinsky6Transformer3DModel(
+            in_visual_dim=4,
+            out_visual_dim=4,
+            in_text_dim=8,
+            in_text_dim2=8,
+            time_dim=16,
+            patch_size=(1, 2, 2),
+            model_dim=32,
+            ff_dim=32,
+            num_text_blocks=1,
+            num_visual_blocks=1,
+            axes_dims=(4, 6, 6),
+            visual_cond=False,
+            in_audio_dim=4,
+            out_audio_dim=4,
+            scale_factor=KANDINSKY_SCALE,
+        ).eval()
+    )
 
 
 def kandinsky6_inputs(model, grid, timestep):
     """The video path (no audio latents); the rope's positions default to arange over each axis."""
     t, h, w = grid
     g = generator()
-    return dict(hidden_states=torch.randn(1, t, 2 * h, 2 * w, 4, generator=g),
-                encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g),
-                pooled_projections=torch.randn(1, 8, generator=g), timestep=torch.tensor([float(timestep)]))
+    return dict(
+        hidden_states=torch.randn(1, t, 2 * h, 2 * w, 4, generator=g),
+        encoder_hidden_states=torch.randn(1, TEXT, 8, generator=g),
+        pooled_projections=torch.randn(1, 8, generator=g),
+        timestep=torch.tensor([float(timestep)]),
+    )
 
 
 def make_kandinsky6_sr():
     from diffusers import Kandinsky6SRTransformer3DModel
 
     torch.manual_seed(0)
-    return without_zero_init(Kandinsky6SRTransformer3DModel(
-        in_visual_dim=4, out_visual_dim=4, time_dim=16, patch_size=(1, 1, 1), model_dim=32, ff_dim=32,
-        num_visual_blocks=1, axes_dims=(4, 6, 6), nabla_window=(3, 3, 3), scale_factor=KANDINSKY_SCALE).eval())
+    return without_zero_init(
+        Kandinsky6SRTransformer3DModel(
+            in_visual_dim=4,
+            out_visual_dim=4,
+            time_dim=16,
+            patch_size=(1, 1, 1),
+            model_dim=32,
+            ff_dim=32,
+            num_visual_blocks=1,
+            axes_dims=(4, 6, 6),
+            nabla_window=(3, 3, 3),
+            scale_factor=KANDINSKY_SCALE,
+        ).eval()
+    )
 
 
 def kandinsky6_sr_inputs(model, grid, timestep):
@@ -265,7 +412,11 @@ def kandinsky6_sr_inputs(model, grid, timestep):
     return dict(hidden_states=torch.randn(1, *grid, 9, generator=g), timestep=torch.tensor([float(timestep)]))
 
 
-TINY.update({"kandinsky5": Tiny(make_kandinsky5, kandinsky5_inputs, (3, 4, 4)),
-             "kandinsky6": Tiny(make_kandinsky6, kandinsky6_inputs, (3, 4, 4)),
-             # NABLA attention: heights and widths in multiples of 8 tokens; flex attention runs eagerly here
-             "kandinsky6-sr": Tiny(make_kandinsky6_sr, kandinsky6_sr_inputs, (2, 8, 8), inside=(1, 8, 8), slow=True)})
+TINY.update(
+    {
+        "kandinsky5": Tiny(make_kandinsky5, kandinsky5_inputs, (3, 4, 4)),
+        "kandinsky6": Tiny(make_kandinsky6, kandinsky6_inputs, (3, 4, 4)),
+        # NABLA attention: heights and widths in multiples of 8 tokens; flex attention runs eagerly here
+        "kandinsky6-sr": Tiny(make_kandinsky6_sr, kandinsky6_sr_inputs, (2, 8, 8), inside=(1, 8, 8), slow=True),
+    }
+)

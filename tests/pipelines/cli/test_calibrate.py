@@ -16,8 +16,17 @@ from axialrope.pipelines.cli import main
 from axialrope.pipelines.training import loop as train_loop
 from axialrope.pipelines.training.config import TrainConfig
 
-TINY = dict(resolution=["8"], batch_size=4, max_steps=2, checkpointing_steps=2, log_every=1, lr_warmup_steps=1,
-            sample_steps=1, samples_per_class=1, patch_size=2)
+TINY = dict(
+    resolution=["8"],
+    batch_size=4,
+    max_steps=2,
+    checkpointing_steps=2,
+    log_every=1,
+    lr_warmup_steps=1,
+    sample_steps=1,
+    samples_per_class=1,
+    patch_size=2,
+)
 QUICK = ["--num", "2", "--steps", "1", "--seeds", "2"]
 
 
@@ -42,8 +51,9 @@ def trained(tmp_path_factory) -> Path:
     """A tiny finished run (8x8, patch 2) on the pictures of `write_photos`."""
     root = tmp_path_factory.mktemp("calibrate")
     data = write_photos(root / "photos")
-    train_loop.train(TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data),
-                                            "output_dir": str(root / "run")}))
+    train_loop.train(
+        TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data), "output_dir": str(root / "run")})
+    )
     return root / "run"
 
 
@@ -77,8 +87,26 @@ def test_calibrate_writes_the_picks_into_the_run_and_sample_names_them(run, tmp_
     # sample at 2x: auto names the pick of the 2x band, from the run and from its checkpoint
     name = picks[1].removesuffix("+entropy") + (" + entropy scaling" if picks[1].endswith("+entropy") else "")
     for model in (run, run / "checkpoints" / "checkpoint-000002"):
-        assert main(["sample", "--model", str(model), "--height", "16", "--width", "16", "--num", "1", "--steps",
-                     "1", "--out", str(tmp_path / "s.png")]) == 0
+        assert (
+            main(
+                [
+                    "sample",
+                    "--model",
+                    str(model),
+                    "--height",
+                    "16",
+                    "--width",
+                    "16",
+                    "--num",
+                    "1",
+                    "--steps",
+                    "1",
+                    "--out",
+                    str(tmp_path / "s.png"),
+                ]
+            )
+            == 0
+        )
         assert f"extrapolation auto: {name}," in capsys.readouterr().out
 
 
@@ -89,16 +117,35 @@ def test_the_benchmark_and_calibrate_agree_on_a_cell(run, tmp_path):
     from axialrope.pipelines.evaluation.references import ReferenceImages
     from axialrope.pipelines.sampling.runs import load_run_pipeline
 
-    assert main(["calibrate", "--model", str(run), "--scales", "2", "--methods", "pi", "none+entropy", *QUICK,
-                 "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--model",
+                str(run),
+                "--scales",
+                "2",
+                "--methods",
+                "pi",
+                "none+entropy",
+                *QUICK,
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     result = json.loads((tmp_path / "out" / "calibration.json").read_text())["scales"][0]
     pipe = load_run_pipeline(run)
     pipe.set_progress_bar_config(disable=True)
-    references = ReferenceImages(_data_dir(run),
-                                 pipe.config.class_names, pipe.transformer.config.num_classes)
+    references = ReferenceImages(_data_dir(run), pipe.config.class_names, pipe.transformer.config.num_classes)
     for label in ("pi", "none+entropy"):
-        again = [measure_cell(pipe, Method.from_label(label), references.draw((16, 16), seed, 2), 1, 2.0,
-                              seed).distance.detail for seed in range(2)]
+        again = [
+            measure_cell(
+                pipe, Method.from_label(label), references.draw((16, 16), seed, 2), 1, 2.0, seed
+            ).distance.detail
+            for seed in range(2)
+        ]
         assert again == result["values"][label]
 
 
@@ -114,8 +161,24 @@ def test_methods_and_reference_dir_are_taken_as_given(run, tmp_path, capsys):
     flat.mkdir()
     for path in other.rglob("*.png"):  # a flat folder: the model's classes are drawn in turn
         path.rename(flat / f"{path.parent.name}-{path.name}")
-    assert main(["calibrate", "--model", str(run), "--reference-dir", str(flat), "--scales", "3", "--methods",
-                 "none", "yarn", *QUICK]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--model",
+                str(run),
+                "--reference-dir",
+                str(flat),
+                "--scales",
+                "3",
+                "--methods",
+                "none",
+                "yarn",
+                *QUICK,
+            ]
+        )
+        == 0
+    )
     bands = bands_of(run / "pipeline")
     assert len(bands) == 1 and bands[0]["up_to_scale"] is None and bands[0]["method"] in ("none", "yarn")
     assert "24x24 (3x)" in bands[0]["measured"] and str(flat) in bands[0]["measured"]
@@ -126,16 +189,49 @@ def test_train_with_calibrate_scales_then_sample(tmp_path):
     """`axialrope train --calibrate-scales 2` as its own process: the finished run records the pick."""
     data = write_photos(tmp_path / "photos")
     flags = [f"--{k.replace('_', '-')}={v[0] if isinstance(v, list) else v}" for k, v in TINY.items()]
-    command = [sys.executable, "-m", "axialrope.pipelines.cli", "train", *flags, "--data", "image_folder",
-               "--data-dir", str(data), "--output-dir", str(tmp_path / "run"), "--calibrate-scales", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "axialrope.pipelines.cli",
+        "train",
+        *flags,
+        "--data",
+        "image_folder",
+        "--data-dir",
+        str(data),
+        "--output-dir",
+        str(tmp_path / "run"),
+        "--calibrate-scales",
+        "2",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     bands = bands_of(tmp_path / "run" / "pipeline")
     assert len(bands) == 1 and "axialrope calibrate" in bands[0]["measured"]
     assert bands_of(tmp_path / "run" / "pipeline-config") == bands
     assert (tmp_path / "run" / "calibration" / "calibration-16x16.png").is_file()
-    done = subprocess.run([sys.executable, "-m", "axialrope.pipelines.cli", "sample", "--model", str(tmp_path / "run"),
-                           "--height", "16", "--width", "16", "--num", "1", "--steps", "1", "--out",
-                           str(tmp_path / "s.png")], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "axialrope.pipelines.cli",
+            "sample",
+            "--model",
+            str(tmp_path / "run"),
+            "--height",
+            "16",
+            "--width",
+            "16",
+            "--num",
+            "1",
+            "--steps",
+            "1",
+            "--out",
+            str(tmp_path / "s.png"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     entropy = " + entropy scaling" if bands[0]["entropy_scaling"] else ""
     assert f"extrapolation auto: {bands[0]['method']}{entropy}," in done.stdout, done.stdout + done.stderr

@@ -47,8 +47,10 @@ def test_cli_lists_the_check_command(capsys):
     assert "check" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", ["axialrope-half", "axialrope-interleaved", "flux", "cogvideox", "wan",
-                                  "hunyuanvideo", "rotary-embedding-torch"])
+@pytest.mark.parametrize(
+    "name",
+    ["axialrope-half", "axialrope-interleaved", "flux", "cogvideox", "wan", "hunyuanvideo", "rotary-embedding-torch"],
+)
 def test_adapters_map_coordinates_to_the_peers_positions(name):
     """Every adapter declares its per-axis layout, so the reduction check compares each axis
     with 1D RoPE at the token's coordinate: a wrong row or a wrong transpose would fail it."""
@@ -71,8 +73,9 @@ def test_grid_adapter_rotates_a_whole_grid_like_the_peer():
     expected = apply_rotary_emb(x.transpose(1, 2), (cos, sin), sequence_dim=1).transpose(1, 2)
     torch.testing.assert_close(subject.rotate(x, grid_coords(2, 3, 4)), expected, rtol=0, atol=0)
     shuffled = torch.randperm(24)
-    torch.testing.assert_close(subject.rotate(x[:, :, shuffled], grid_coords(2, 3, 4)[shuffled]),
-                               expected[:, :, shuffled], rtol=0, atol=0)
+    torch.testing.assert_close(
+        subject.rotate(x[:, :, shuffled], grid_coords(2, 3, 4)[shuffled]), expected[:, :, shuffled], rtol=0, atol=0
+    )
 
 
 def test_grid_adapters_refuse_coordinates_off_the_grid():

@@ -10,8 +10,25 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def flux_args(folder, out, *extra):
-    return ["sample", "--model", str(folder), "--prompt", "a red cube", "--height", "32", "--width", "32",
-            "--steps", "2", "--trained-grid", "8", "8", "--out", str(out), *extra]
+    return [
+        "sample",
+        "--model",
+        str(folder),
+        "--prompt",
+        "a red cube",
+        "--height",
+        "32",
+        "--width",
+        "32",
+        "--steps",
+        "2",
+        "--trained-grid",
+        "8",
+        "8",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def test_sample_drives_the_flux_pipeline_at_twice_its_trained_size(tiny_flux_folder, tmp_path, capsys):
@@ -31,9 +48,29 @@ def test_sample_drives_the_flux_pipeline_at_twice_its_trained_size(tiny_flux_fol
 
 def test_sample_drives_the_wan_pipeline_with_frames(tiny_wan_folder, tmp_path, capsys):
     out = tmp_path / "clip.gif"
-    args = ["sample", "--model", str(tiny_wan_folder), "--prompt", "a wave", "--height", "64", "--width", "64",
-            "--frames", "13", "--steps", "2", "--trained-grid", "2", "2", "2", "--extrapolation", "yarn",
-            "--out", str(out)]
+    args = [
+        "sample",
+        "--model",
+        str(tiny_wan_folder),
+        "--prompt",
+        "a wave",
+        "--height",
+        "64",
+        "--width",
+        "64",
+        "--frames",
+        "13",
+        "--steps",
+        "2",
+        "--trained-grid",
+        "2",
+        "2",
+        "2",
+        "--extrapolation",
+        "yarn",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     assert "13 frames" in capsys.readouterr().out
     gif = Image.open(out)
@@ -42,8 +79,28 @@ def test_sample_drives_the_wan_pipeline_with_frames(tiny_wan_folder, tmp_path, c
 
 def test_compare_puts_every_method_of_a_family_side_by_side(tiny_flux_folder, tmp_path, capsys):
     out = tmp_path / "compare.png"
-    args = ["compare", "--model", str(tiny_flux_folder), "--prompt", "a cat", "--height", "32", "--width", "32",
-            "--steps", "2", "--trained-grid", "8", "8", "--methods", "none", "ntk", "dype-ntk", "--out", str(out)]
+    args = [
+        "compare",
+        "--model",
+        str(tiny_flux_folder),
+        "--prompt",
+        "a cat",
+        "--height",
+        "32",
+        "--width",
+        "32",
+        "--steps",
+        "2",
+        "--trained-grid",
+        "8",
+        "8",
+        "--methods",
+        "none",
+        "ntk",
+        "dype-ntk",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     assert "3 methods: none, ntk, dype-ntk" in capsys.readouterr().out
     assert Image.open(out).width == 3 * 32 + 4 * 6  # three panels with their gaps
@@ -90,10 +147,35 @@ def test_the_highres_benchmark_runs_on_a_tiny_pipeline(tiny_wan_folder, tmp_path
 
     script = Path(__file__).resolve().parents[3] / "benchmarks" / "diffusers_highres.py"
     out = tmp_path / "wan.png"
-    monkeypatch.setattr(sys, "argv", [str(script), "--model", str(tiny_wan_folder), "--prompt", "a wave",
-                                      "--height", "32", "--width", "32", "--frames", "9", "--steps", "1",
-                                      "--trained-grid", "2", "2", "2", "--methods", "none", "riflex", "dype-yarn",
-                                      "--out", str(out)])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            str(script),
+            "--model",
+            str(tiny_wan_folder),
+            "--prompt",
+            "a wave",
+            "--height",
+            "32",
+            "--width",
+            "32",
+            "--frames",
+            "9",
+            "--steps",
+            "1",
+            "--trained-grid",
+            "2",
+            "2",
+            "2",
+            "--methods",
+            "none",
+            "riflex",
+            "dype-yarn",
+            "--out",
+            str(out),
+        ],
+    )
     runpy.run_path(str(script), run_name="__main__")
     assert (tmp_path / "wan-32x32x9.png").is_file()
     assert (tmp_path / "wan.csv").read_text().count("\n") == 4  # header and three methods
@@ -112,8 +194,9 @@ def test_a_folder_whose_transformer_is_of_no_registered_family_is_refused_before
 
     folder = tmp_path / "sd3"
     folder.mkdir()
-    (folder / "model_index.json").write_text(json.dumps({"_class_name": "StableDiffusion3Pipeline",
-                                                         "transformer": ["diffusers", "SD3Transformer2DModel"]}))
+    (folder / "model_index.json").write_text(
+        json.dumps({"_class_name": "StableDiffusion3Pipeline", "transformer": ["diffusers", "SD3Transformer2DModel"]})
+    )
     code = main([command, "--model", str(folder), "--prompt", "a fox", "--out", str(tmp_path / "fox.png")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "SD3Transformer2DModel is of no registered family" in err and "FluxTransformer2DModel" in err
@@ -132,9 +215,13 @@ def test_the_frames_go_under_the_name_the_pipeline_takes():
     from axialrope.pipelines.sampling.diffusers_families import fit_to_call
 
     assert fit_to_call(unbuilt("SanaVideoPipeline"), {"prompt": "a wave", "num_frames": 9}) == {
-        "prompt": "a wave", "frames": 9}
+        "prompt": "a wave",
+        "frames": 9,
+    }
     assert fit_to_call(unbuilt("WanVACEPipeline"), {"prompt": "a wave", "num_frames": 9}) == {
-        "prompt": "a wave", "num_frames": 9}
+        "prompt": "a wave",
+        "num_frames": 9,
+    }
 
 
 def test_an_image_pipeline_on_a_video_transformer_makes_images():
@@ -143,14 +230,23 @@ def test_an_image_pipeline_on_a_video_transformer_makes_images():
     pipe = unbuilt("Kandinsky5T2IPipeline")  # Kandinsky 5's image pipeline, on the video family's transformer
     assert not is_video_pipeline(pipe) and is_video_pipeline(unbuilt("Kandinsky5T2VPipeline"))
     assert fit_to_call(pipe, {"prompt": "a hat", "num_videos_per_prompt": 2}) == {
-        "prompt": "a hat", "num_images_per_prompt": 2}
+        "prompt": "a hat",
+        "num_images_per_prompt": 2,
+    }
 
 
-@pytest.mark.parametrize("name, kwargs, message", [
-    ("ChronoEditPipeline", {"prompt": "a hat"}, "ChronoEditPipeline needs image, which this command does not pass"),
-    ("HunyuanVideoFramepackPipeline", {"prompt": "a hat"}, "needs image"),
-    ("MotifVideoPipeline", {"prompt": "a hat", "guidance_scale": 5.0}, "MotifVideoPipeline takes no guidance_scale"),
-])
+@pytest.mark.parametrize(
+    "name, kwargs, message",
+    [
+        ("ChronoEditPipeline", {"prompt": "a hat"}, "ChronoEditPipeline needs image, which this command does not pass"),
+        ("HunyuanVideoFramepackPipeline", {"prompt": "a hat"}, "needs image"),
+        (
+            "MotifVideoPipeline",
+            {"prompt": "a hat", "guidance_scale": 5.0},
+            "MotifVideoPipeline takes no guidance_scale",
+        ),
+    ],
+)
 def test_what_a_pipeline_needs_or_refuses_is_named_before_it_runs(name, kwargs, message):
     from axialrope.pipelines.sampling.diffusers_families import fit_to_call
 

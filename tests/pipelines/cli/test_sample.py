@@ -20,15 +20,21 @@ def tiny_folders(tmp_path_factory):
     torch.manual_seed(0)
     image = create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=2)
     AxialDiTPipeline.from_model(image, class_names=["circle", "ring"]).save_pretrained(root / "image")
-    video = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
-                       num_classes=0)
+    video = create_dit(
+        "tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3, num_classes=0
+    )
     AxialDiTPipeline.from_model(video).save_pretrained(root / "video")
     return root
 
 
 def test_bundled_models_are_pipelines_of_the_trained_sizes():
-    sizes = {"shapes-rope": (8, 8), "shapes-sincos": (8, 8), "moving-shapes-rope": (8, 8, 8),
-             "textures-rope": (8, 8), "textures-sincos": (8, 8)}
+    sizes = {
+        "shapes-rope": (8, 8),
+        "shapes-sincos": (8, 8),
+        "moving-shapes-rope": (8, 8, 8),
+        "textures-rope": (8, 8),
+        "textures-sincos": (8, 8),
+    }
     classes = {"shapes": 6, "moving": 6, "textures": 4}
     assert set(BUNDLED_MODELS) == set(sizes)
     total = sum(f.stat().st_size for f in assets_folder().rglob("*") if f.is_file())
@@ -60,15 +66,54 @@ def test_load_dit_reads_bundled_names_pipeline_folders_and_model_folders(tiny_fo
 
 def test_sample_on_the_bundled_model_writes_a_grid(tmp_path):
     out = tmp_path / "sample.png"
-    assert main(["sample", "--classes", "circle", "square", "--num", "1", "--steps", "1", "--height", "48",
-                 "--width", "64", "--extrapolation", "yarn+entropy", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sample",
+                "--classes",
+                "circle",
+                "square",
+                "--num",
+                "1",
+                "--steps",
+                "1",
+                "--height",
+                "48",
+                "--width",
+                "64",
+                "--extrapolation",
+                "yarn+entropy",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert Image.open(out).size == (64 + 2 * 2, 2 * 48 + 3 * 2)  # one column, two rows, torchvision padding 2
 
 
 def test_sample_writes_video_as_gif_png_and_frames(tiny_folders, tmp_path):
     out = tmp_path / "clip.png"
-    assert main(["sample", "--model", str(tiny_folders / "video"), "--frames", "6", "--num", "2", "--steps", "1",
-                 "--extrapolation", "riflex", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sample",
+                "--model",
+                str(tiny_folders / "video"),
+                "--frames",
+                "6",
+                "--num",
+                "2",
+                "--steps",
+                "1",
+                "--extrapolation",
+                "riflex",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     gif = Image.open(out.with_suffix(".gif"))
     assert gif.n_frames == 6 and gif.size == (2 * 8 + 3 * 2, 8 + 2 * 2)  # the two clips side by side
     assert len(list((tmp_path / "clip_frames").glob("frame_*.png"))) == 6
@@ -77,16 +122,29 @@ def test_sample_writes_video_as_gif_png_and_frames(tiny_folders, tmp_path):
 
 def test_compare_puts_one_labelled_panel_per_method_side_by_side(tiny_folders, tmp_path):
     two, three = tmp_path / "two.png", tmp_path / "three.png"
-    common = ["compare", "--model", str(tiny_folders / "image"), "--height", "32", "--width", "32", "--num", "1",
-              "--steps", "1"]
+    common = [
+        "compare",
+        "--model",
+        str(tiny_folders / "image"),
+        "--height",
+        "32",
+        "--width",
+        "32",
+        "--num",
+        "1",
+        "--steps",
+        "1",
+    ]
     assert main(common + ["--methods", "none", "pi", "--out", str(two)]) == 0
     assert main(common + ["--methods", "none", "pi", "dype-yarn+entropy", "--out", str(three)]) == 0
     width_two, width_three = Image.open(two).size[0], Image.open(three).size[0]
     assert width_three - width_two == (width_two - 6) // 2  # one more panel and gap of the same width
 
 
-AUTO_BANDS = [{"up_to_scale": 1.5, "method": "pi", "entropy_scaling": False},
-              {"up_to_scale": None, "method": "yarn", "entropy_scaling": True}]
+AUTO_BANDS = [
+    {"up_to_scale": 1.5, "method": "pi", "entropy_scaling": False},
+    {"up_to_scale": None, "method": "yarn", "entropy_scaling": True},
+]
 
 
 @pytest.fixture(scope="module")
@@ -107,15 +165,34 @@ def banded_folder(tmp_path_factory):
         (["--height", "24", "--extrapolation", "auto+entropy"], "extrapolation auto: pi + entropy scaling, 1 step"),
         (["--height", "24", "--entropy-scaling"], "extrapolation auto: pi + entropy scaling, 1 step"),
         ([], "extrapolation auto: none, 1 step of euler"),  # the trained size: nothing to extrapolate
-        (["--height", "32", "--option", "beta_fast=16"],
-         "extrapolation auto: yarn (beta_fast=16.0) + entropy scaling, 1 step"),
+        (
+            ["--height", "32", "--option", "beta_fast=16"],
+            "extrapolation auto: yarn (beta_fast=16.0) + entropy scaling, 1 step",
+        ),
         (["--height", "32", "--extrapolation", "pi"], "(1 image of 32x16; extrapolation pi, 1 step of euler)"),
     ],
 )
 def test_sample_with_auto_names_the_method_it_resolved_to(banded_folder, tmp_path, capsys, args, shown):
     out = tmp_path / "a.png"
-    assert main(["sample", "--model", str(banded_folder), "--classes", "0", "--num", "1", "--steps", "1",
-                 "--out", str(out), *args]) == 0
+    assert (
+        main(
+            [
+                "sample",
+                "--model",
+                str(banded_folder),
+                "--classes",
+                "0",
+                "--num",
+                "1",
+                "--steps",
+                "1",
+                "--out",
+                str(out),
+                *args,
+            ]
+        )
+        == 0
+    )
     assert shown in capsys.readouterr().out
     assert out.is_file()
 

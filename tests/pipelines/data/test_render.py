@@ -55,7 +55,7 @@ def test_values_in_unit_range_and_labels_are_the_main_shape_kind():
     assert set(scenes.labels.tolist()) == set(range(len(SHAPE_KINDS)))
     assert scenes.present[:, 0].all()
     others = scenes.radius[:, 1:][scenes.present[:, 1:]]
-    assert (others.max() < scenes.radius[:, 0].min())
+    assert others.max() < scenes.radius[:, 0].min()
 
 
 def test_video_frame_zero_is_the_image_and_shapes_move():

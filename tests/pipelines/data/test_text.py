@@ -44,8 +44,7 @@ def test_documents_are_markov_sentences_over_the_word_tokens():
 def test_copies_repeat_earlier_sentences_from_far_back():
     language = SyntheticLanguage(copy_prob=0.3)
     complete = sentences(language.document(4000, random.Random(0)))
-    distances = [i - max(j for j in range(i) if complete[j] == s)
-                 for i, s in enumerate(complete) if s in complete[:i]]
+    distances = [i - max(j for j in range(i) if complete[j] == s) for i, s in enumerate(complete) if s in complete[:i]]
     # ~30% of sentences are copies (a few more coincide by chance), some from > 100 sentences back
     assert 0.25 < len(distances) / len(complete) < 0.4
     assert max(distances) > 100

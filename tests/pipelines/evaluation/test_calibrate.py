@@ -30,8 +30,14 @@ BENCHMARKS = Path(__file__).parents[3] / "benchmarks"
 
 def tiny_pipe(side: int = 8, patch: int = 2, classes: int = 2, position_encoding: str = "rope") -> AxialDiTPipeline:
     torch.manual_seed(0)
-    model = create_dit("tiny", sample_size=side, patch_size=patch, in_channels=3, num_classes=classes,
-                       position_encoding=position_encoding).eval()
+    model = create_dit(
+        "tiny",
+        sample_size=side,
+        patch_size=patch,
+        in_channels=3,
+        num_classes=classes,
+        position_encoding=position_encoding,
+    ).eval()
     pipe = AxialDiTPipeline.from_model(model)
     pipe.set_progress_bar_config(disable=True)
     return pipe
@@ -58,8 +64,9 @@ def test_a_folder_is_read_as_training_reads_it_and_small_images_are_counted(tmp_
     assert drawn.real.shape == drawn.floor.shape == (3, 3, 16, 16)
     assert 0 <= drawn.real.min() and drawn.real.max() <= 1
     # the labels are the model's ids of the folders' names ("a" is 1, "b" is 2), matching each image's colour
-    assert all((label == 1) == bool(image[0].mean() > 0.5) for label, image in zip(drawn.labels, drawn.real,
-                                                                                    strict=True))
+    assert all(
+        (label == 1) == bool(image[0].mean() > 0.5) for label, image in zip(drawn.labels, drawn.real, strict=True)
+    )
     again = images.draw((16, 16), seed=1, num=8)
     assert torch.equal(again.real, drawn.real) and not torch.equal(images.draw((16, 16), 2, 8).real, drawn.real)
     with pytest.raises(ValueError, match="0 of its 8 images are large enough for 32x32 .8 too small"):
@@ -86,13 +93,26 @@ def result(scale: float, values: dict[str, list[float]]) -> ScaleResult:
 
 def test_the_picks_become_bands_halfway_between_the_scales_with_a_note():
     calibration = Calibration(
-        [result(1.5, {"none": [5.0, 5.1], "pi": [3.0, 3.1]}),  # pi clears none
-         result(2.0, {"none": [4.0, 5.0], "pi": [4.4, 5.0]}),  # none's mean is lower, within the spread
-         result(3.0, {"none": [9.0, 9.5], "yarn+entropy": [2.0, 2.5]})],
-        (16, 16), [2.0, 2.1], [1.0, 1.1], num=4, steps=2, seeds=2, guidance=2.0, source="photos/")
+        [
+            result(1.5, {"none": [5.0, 5.1], "pi": [3.0, 3.1]}),  # pi clears none
+            result(2.0, {"none": [4.0, 5.0], "pi": [4.4, 5.0]}),  # none's mean is lower, within the spread
+            result(3.0, {"none": [9.0, 9.5], "yarn+entropy": [2.0, 2.5]}),
+        ],
+        (16, 16),
+        [2.0, 2.1],
+        [1.0, 1.1],
+        num=4,
+        steps=2,
+        seeds=2,
+        guidance=2.0,
+        source="photos/",
+    )
     bands = check_default_extrapolation(calibration.bands, video=False)
     assert [(b["up_to_scale"], b["method"], b["entropy_scaling"]) for b in bands] == [
-        (1.75, "pi", False), (2.5, "none", False), (None, "yarn", True)]
+        (1.75, "pi", False),
+        (2.5, "none", False),
+        (None, "yarn", True),
+    ]
     assert "clear of the runner-up none" in bands[0]["measured"] and "not clear" in bands[1]["measured"]
     assert "photos/" in bands[0]["measured"] and "24x24 (1.5x)" in bands[0]["measured"]
     assert [r.scale for r in calibration.unclear] == [2.0]
@@ -103,8 +123,9 @@ def test_the_picks_become_bands_halfway_between_the_scales_with_a_note():
 
 def test_pipe_calibrate_returns_the_table_and_sets_the_default():
     pipe = tiny_pipe()
-    calibration = pipe.calibrate(pictures(8, 24), scales=[2], methods=["none", "pi+entropy"], num=2, steps=1,
-                                 seeds=2, progress=False)
+    calibration = pipe.calibrate(
+        pictures(8, 24), scales=[2], methods=["none", "pi+entropy"], num=2, steps=1, seeds=2, progress=False
+    )
     assert set(calibration.scales[0].values) == {"none", "pi+entropy"}
     assert all(len(v) == 2 for v in calibration.scales[0].values.values())
     assert pipe.config.default_extrapolation == calibration.bands
@@ -137,15 +158,32 @@ def test_the_benchmark_and_a_calibration_give_the_same_value_per_seed(tmp_path, 
 
     pipe = tiny_pipe(side=32, patch=4, classes=6)
     pipe.save_pretrained(tmp_path / "pipe")
-    args = argparse.Namespace(out=tmp_path / "out", seeds=2, num=2, steps=1, guidance=2.0, quick=True,
-                              shapes_rope=str(tmp_path / "pipe"), shapes_sincos=str(tmp_path / "pipe"))
+    args = argparse.Namespace(
+        out=tmp_path / "out",
+        seeds=2,
+        num=2,
+        steps=1,
+        guidance=2.0,
+        quick=True,
+        shapes_rope=str(tmp_path / "pipe"),
+        shapes_sincos=str(tmp_path / "pipe"),
+    )
     monkeypatch.setattr(extrapolation, "ROPE_METHODS", [Method("pi"), Method("yarn", True)])  # two rows suffice
     monkeypatch.setattr(extrapolation, "SINCOS_METHODS", [])
     extrapolation.image_part("shapes", (48, 48), args)
     with open(tmp_path / "out" / "raw" / "shapes_48x48.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["model"] == "rope" and r["metric"] == "swd_detail"]
     benchmark = {label: [float(r["value"]) for r in rows if r["method"] == label] for label in ("pi", "yarn+entropy")}
-    calibration = calibrate(pipe, Procedural(extrapolation, "shapes"), scales=[1.5], methods=list(benchmark), num=2,
-                            steps=1, seeds=2, guidance=2.0, progress=False)
+    calibration = calibrate(
+        pipe,
+        Procedural(extrapolation, "shapes"),
+        scales=[1.5],
+        methods=list(benchmark),
+        num=2,
+        steps=1,
+        seeds=2,
+        guidance=2.0,
+        progress=False,
+    )
     for label, values in benchmark.items():  # the CSV keeps 6 significant digits
         assert calibration.scales[0].values[label] == pytest.approx(values, rel=1e-5), label

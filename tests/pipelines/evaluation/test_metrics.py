@@ -17,7 +17,8 @@ def textured(n, size=32, seed=0):
     g = torch.Generator().manual_seed(seed)
     base = torch.rand(n, 3, size // 4, size // 4, generator=g)
     return torch.nn.functional.interpolate(base, size=(size, size), mode="bilinear") + 0.05 * torch.randn(
-        n, 3, size, size, generator=g)
+        n, 3, size, size, generator=g
+    )
 
 
 def test_pyramid_levels_and_reconstruction():
@@ -45,9 +46,13 @@ def test_swd_is_symmetric():
 def test_swd_grows_with_a_known_shift_of_the_distribution():
     real, other_real = textured(32, seed=3), textured(32, seed=4)
     floor = swd(other_real, real).mean
-    distances = [swd(textured(32, seed=4) + 0.5 * torch.randn(32, 3, 32, 32,
-                                                              generator=torch.Generator().manual_seed(9)) * s,
-                     real).mean for s in (0.25, 0.5, 1.0)]
+    distances = [
+        swd(
+            textured(32, seed=4) + 0.5 * torch.randn(32, 3, 32, 32, generator=torch.Generator().manual_seed(9)) * s,
+            real,
+        ).mean
+        for s in (0.25, 0.5, 1.0)
+    ]
     assert floor < distances[0] < distances[1] < distances[2]
 
 
@@ -65,7 +70,7 @@ def _square_clip(sizes, step=1):
     """(1, 3, t, 24, 24): a white square on a vertical gradient, moving `step` pixels right per frame."""
     clip = torch.linspace(0, 0.3, 24).view(1, 1, 1, 24, 1).expand(1, 3, len(sizes), 24, 24).clone()
     for t, size in enumerate(sizes):
-        clip[:, :, t, 8:8 + size, 4 + step * t:4 + step * t + size] = 1.0
+        clip[:, :, t, 8 : 8 + size, 4 + step * t : 4 + step * t + size] = 1.0
     return clip
 
 

@@ -29,8 +29,16 @@ def pipe(randomised):
 
 @pytest.fixture(scope="module")
 def video_pipe(randomised):
-    model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
-                       num_classes=0, frame_noise_correlation=0.5)
+    model = create_dit(
+        "tiny",
+        sample_size=8,
+        num_frames=4,
+        temporal_patch_size=2,
+        patch_size=2,
+        in_channels=3,
+        num_classes=0,
+        frame_noise_correlation=0.5,
+    )
     pipe = AxialDiTPipeline.from_model(randomised(model))
     pipe.set_progress_bar_config(disable=True)
     return pipe
@@ -91,8 +99,9 @@ def test_callback_on_step_end_sees_every_step_and_may_replace_the_latents(pipe):
     def zero_at_the_end(p, step, timestep, callback_kwargs):
         return {"latents": torch.zeros_like(callback_kwargs["latents"])} if step == 2 else {}
 
-    latent = _run(pipe, class_labels=[0], num_inference_steps=3, callback_on_step_end=zero_at_the_end,
-                  output_type="latent")
+    latent = _run(
+        pipe, class_labels=[0], num_inference_steps=3, callback_on_step_end=zero_at_the_end, output_type="latent"
+    )
     assert torch.equal(latent, torch.zeros(1, 3, 8, 8))
 
 
@@ -111,20 +120,36 @@ def test_diffusers_callback_objects_are_called_with_their_own_tensor_inputs(pipe
     "kwargs, error, match, model_calls",
     [
         (dict(latents=torch.randn(2, 3, 8, 8)), ValueError, r"latents must have shape \(1, 3, 8, 8\)", 0),
-        (dict(latents=torch.randn(1, 3, 16, 16)), ValueError,
-         r"\(batch, channels, height, width\).*got \(1, 3, 16, 16\)", 0),
+        (
+            dict(latents=torch.randn(1, 3, 16, 16)),
+            ValueError,
+            r"\(batch, channels, height, width\).*got \(1, 3, 16, 16\)",
+            0,
+        ),
         (dict(latents=torch.zeros(1, 3, 8, 8, dtype=torch.long)), ValueError, "floating-point tensor.*torch.int64", 0),
         (dict(latents=np.zeros((1, 3, 8, 8))), TypeError, "latents must be a torch.Tensor", 0),
         (dict(callback_on_step_end="print"), TypeError, "callback_on_step_end must be callable", 0),
-        (dict(callback_on_step_end=lambda *a: {}, callback_on_step_end_tensor_inputs=["latents", "noise_pred"]),
-         ValueError, r"must be in \['latents'\], but found \['noise_pred'\]", 0),
-        (dict(callback_on_step_end=lambda *a: {}, callback_on_step_end_tensor_inputs="latents"),
-         ValueError, "must be a list of names", 0),
+        (
+            dict(callback_on_step_end=lambda *a: {}, callback_on_step_end_tensor_inputs=["latents", "noise_pred"]),
+            ValueError,
+            r"must be in \['latents'\], but found \['noise_pred'\]",
+            0,
+        ),
+        (
+            dict(callback_on_step_end=lambda *a: {}, callback_on_step_end_tensor_inputs="latents"),
+            ValueError,
+            "must be a list of names",
+            0,
+        ),
         (dict(num_images_per_prompt=0), ValueError, "num_images_per_prompt must be a positive integer", 0),
         # what a callback returns is known only after its step
         (dict(callback_on_step_end=lambda *a: 3), TypeError, "must return a dict", 1),
-        (dict(callback_on_step_end=lambda p, s, t, kw: {"latents": kw["latents"][:, :1]}), ValueError,
-         r"returned latents of shape \(1, 1, 8, 8\)", 1),
+        (
+            dict(callback_on_step_end=lambda p, s, t, kw: {"latents": kw["latents"][:, :1]}),
+            ValueError,
+            r"returned latents of shape \(1, 1, 8, 8\)",
+            1,
+        ),
     ],
 )
 def test_bad_latents_and_callbacks_get_clear_errors(pipe, kwargs, error, match, model_calls):
@@ -144,17 +169,30 @@ def test_the_arguments_come_in_diffusers_order_with_axialropes_own_last():
     ours = list(inspect.signature(AxialDiTPipeline.__call__).parameters)[1:]
     # diffusers' current pipelines agree on one order (its older DiTPipeline and DDPMPipeline predate it)
     for peer in (StableDiffusion3Pipeline, FluxPipeline, CogVideoXPipeline, WanPipeline):
-        theirs = [name.replace("num_videos_per_prompt", "num_images_per_prompt")
-                  for name in inspect.signature(peer.__call__).parameters]
+        theirs = [
+            name.replace("num_videos_per_prompt", "num_images_per_prompt")
+            for name in inspect.signature(peer.__call__).parameters
+        ]
         shared = [name for name in theirs if name in ours]
         assert [name for name in ours if name in shared] == shared, peer.__name__
     assert ours[-3:] == ["extrapolation", "entropy_scaling", "scheduler"]
 
 
 def test_check_inputs_passes_good_arguments_and_names_a_bad_one(pipe):
-    good = dict(class_labels=[0], height=8, width=8, num_frames=None, num_inference_steps=2, guidance_scale=2.0,
-                num_images_per_prompt=1, latents=None, output_type="pt", callback_on_step_end=None,
-                callback_on_step_end_tensor_inputs=["latents"], batch_size=1)
+    good = dict(
+        class_labels=[0],
+        height=8,
+        width=8,
+        num_frames=None,
+        num_inference_steps=2,
+        guidance_scale=2.0,
+        num_images_per_prompt=1,
+        latents=None,
+        output_type="pt",
+        callback_on_step_end=None,
+        callback_on_step_end_tensor_inputs=["latents"],
+        batch_size=1,
+    )
     assert pipe.check_inputs(**good) is None
     with pytest.raises(ValueError, match="height=9 is not divisible"):
         pipe.check_inputs(**{**good, "height": 9})

@@ -47,14 +47,18 @@ def image_model(randomised):
 
 @pytest.fixture(scope="module")
 def sincos_model(randomised):
-    return randomised(create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=3,
-                                 position_encoding="sincos"))
+    return randomised(
+        create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=3, position_encoding="sincos")
+    )
 
 
 @pytest.fixture(scope="module")
 def video_model(randomised):
-    return randomised(create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2,
-                                 in_channels=3, num_classes=0))
+    return randomised(
+        create_dit(
+            "tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3, num_classes=0
+        )
+    )
 
 
 def make_pipe(model, bands=None):
@@ -64,8 +68,12 @@ def make_pipe(model, bands=None):
 
 
 def _run(pipe, **kwargs):
-    kwargs = {"num_inference_steps": STEPS, "generator": torch.Generator().manual_seed(0), "output_type": "pt",
-              **kwargs}
+    kwargs = {
+        "num_inference_steps": STEPS,
+        "generator": torch.Generator().manual_seed(0),
+        "output_type": "pt",
+        **kwargs,
+    }
     output = pipe(**kwargs)
     return output.images if output.images is not None else output.frames
 
@@ -133,8 +141,9 @@ def test_the_fallback_is_a_valid_band_list_ending_open():
 def test_a_pipeline_without_recorded_bands_uses_the_fallback(image_model, recorded, monkeypatch):
     pipe = make_pipe(image_model, recorded)
     expected = band_for_scale(FALLBACK_EXTRAPOLATION, 2.0)
-    assert pipe.resolve_extrapolation(32, 32) == Extrapolation(expected["method"],
-                                                               entropy_scaling=expected["entropy_scaling"])
+    assert pipe.resolve_extrapolation(32, 32) == Extrapolation(
+        expected["method"], entropy_scaling=expected["entropy_scaling"]
+    )
     # the fallback is looked up when resolving, so replacing it (with measured bands) changes what auto picks
     monkeypatch.setattr(pipeline_module, "FALLBACK_EXTRAPOLATION", [band(1.5, "ntk"), band(None, "kappa-pi", True)])
     assert pipe.resolve_extrapolation(24, 16) == Extrapolation("ntk")
@@ -231,8 +240,9 @@ def test_whole_numbers_are_stored_as_floats_and_a_tuple_as_a_list(image_model):
 
 def test_the_bundled_pipelines_record_what_the_benchmark_measured():
     """benchmarks/extrapolation.py writes each bundled pipeline's bands and the fallback's; the code agrees."""
-    measured = json.loads((Path(__file__).parents[3] / "benchmarks" / "results" /
-                           "extrapolation_defaults.json").read_text())
+    measured = json.loads(
+        (Path(__file__).parents[3] / "benchmarks" / "results" / "extrapolation_defaults.json").read_text()
+    )
     essentials = lambda bands: [{k: b[k] for k in ("up_to_scale", "method", "entropy_scaling")} for b in bands]  # noqa: E731
     assert essentials(FALLBACK_EXTRAPOLATION) == essentials(measured.pop("fallback"))
     assert set(measured) == {"shapes-rope", "shapes-sincos", "textures-rope", "textures-sincos", "moving-shapes-rope"}
@@ -249,8 +259,9 @@ def test_a_model_index_without_the_key_loads(image_model, tmp_path):
     loaded = AxialDiTPipeline.from_pretrained(tmp_path / "pipe")
     assert loaded.config.default_extrapolation is None
     fallback = band_for_scale(FALLBACK_EXTRAPOLATION, 2.0)
-    assert loaded.resolve_extrapolation(32, 32) == Extrapolation(fallback["method"],
-                                                                 entropy_scaling=fallback["entropy_scaling"])
+    assert loaded.resolve_extrapolation(32, 32) == Extrapolation(
+        fallback["method"], entropy_scaling=fallback["entropy_scaling"]
+    )
 
 
 def test_an_edited_model_index_with_a_bad_band_fails_clearly_at_load(tmp_path):

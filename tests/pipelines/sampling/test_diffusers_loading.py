@@ -37,8 +37,12 @@ print(type(pipe).__module__, type(pipe).__name__, images[0].size)
 def test_diffusion_pipeline_from_pretrained_finds_the_pipeline_once_it_is_imported(tmp_path):
     script = tmp_path / "load.py"
     script.write_text(LOAD_WITH_DIFFUSERS)
-    process = subprocess.run([sys.executable, str(script), str(bundled_model_path("shapes-rope"))],
-                             capture_output=True, text=True, timeout=300)
+    process = subprocess.run(
+        [sys.executable, str(script), str(bundled_model_path("shapes-rope"))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert process.returncode == 0, process.stderr[-3000:]
     before, after = process.stdout.splitlines()
     assert before == "before: module diffusers has no attribute AxialDiTPipeline"
@@ -55,8 +59,10 @@ def test_a_saved_pipeline_loads_with_diffusion_pipeline_and_samples_the_same(tmp
     loaded = DiffusionPipeline.from_pretrained(tmp_path / "pipe")
     assert type(loaded) is AxialDiTPipeline and loaded.config.class_names == ["a", "b"]
     kwargs = dict(class_labels=["b"], num_inference_steps=2, output_type="pt")
-    assert torch.equal(loaded(generator=torch.Generator().manual_seed(0), **kwargs).images,
-                       pipe(generator=torch.Generator().manual_seed(0), **kwargs).images)
+    assert torch.equal(
+        loaded(generator=torch.Generator().manual_seed(0), **kwargs).images,
+        pipe(generator=torch.Generator().manual_seed(0), **kwargs).images,
+    )
 
 
 def test_a_folder_saved_under_the_old_name_loads_if_it_is_an_axialrope_one(tmp_path):
@@ -69,8 +75,10 @@ def test_a_folder_saved_under_the_old_name_loads_if_it_is_an_axialrope_one(tmp_p
     pipe.save_pretrained(tmp_path / "resaved")  # saved again, it carries the new name
     assert json.loads((tmp_path / "resaved" / "model_index.json").read_text())["_class_name"] == "AxialDiTPipeline"
     # diffusers' own DiT pipeline, under the same old name, is not this project's
-    (old / "model_index.json").write_text(json.dumps(
-        {**index, "_class_name": "DiTPipeline", "transformer": ["diffusers", "DiTTransformer2DModel"]}))
-    with pytest.raises(ValueError, match="holds a 'DiTPipeline'; "
-                                         "AxialDiTPipeline.from_pretrained loads AxialDiTPipeline folders"):
+    (old / "model_index.json").write_text(
+        json.dumps({**index, "_class_name": "DiTPipeline", "transformer": ["diffusers", "DiTTransformer2DModel"]})
+    )
+    with pytest.raises(
+        ValueError, match="holds a 'DiTPipeline'; AxialDiTPipeline.from_pretrained loads AxialDiTPipeline folders"
+    ):
         AxialDiTPipeline.from_pretrained(old)

@@ -23,8 +23,9 @@ STEPS = 3
 
 
 def _image_pipe(randomised, position_encoding="rope"):
-    model = create_dit("tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=3,
-                       position_encoding=position_encoding)
+    model = create_dit(
+        "tiny", sample_size=16, patch_size=2, in_channels=3, num_classes=3, position_encoding=position_encoding
+    )
     return AxialDiTPipeline.from_model(randomised(model), class_names=["circle", "square", "ring"])
 
 
@@ -35,8 +36,9 @@ def image_pipe(randomised):
 
 @pytest.fixture(scope="module")
 def video_pipe(randomised):
-    model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3,
-                       num_classes=0)
+    model = create_dit(
+        "tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3, num_classes=0
+    )
     return AxialDiTPipeline.from_model(randomised(model))
 
 
@@ -57,8 +59,9 @@ def test_image_output_types_and_sizes(image_pipe):
     pt = _run(image_pipe, class_labels=["circle", 2], height=32, width=24)
     assert pt.shape == (2, 3, 32, 24) and pt.dtype == torch.float32 and 0 <= pt.min() and pt.max() <= 1
     array = _run(image_pipe, class_labels=[0, 1], output_type="np")  # default size: trained 16x16
-    assert (array.shape == (2, 16, 16, 3)
-            and np.allclose(array, _run(image_pipe, class_labels=[0, 1]).permute(0, 2, 3, 1)))
+    assert array.shape == (2, 16, 16, 3) and np.allclose(
+        array, _run(image_pipe, class_labels=[0, 1]).permute(0, 2, 3, 1)
+    )
     pictures = _run(image_pipe, class_labels=[0], output_type="pil", height=16, width=32)
     assert len(pictures) == 1 and isinstance(pictures[0], PIL.Image.Image) and pictures[0].size == (32, 16)
 
@@ -74,8 +77,9 @@ def test_video_output_types_and_sizes(video_pipe):
 @pytest.mark.parametrize("rho", [0.0, 0.9])
 def test_a_video_model_samples_from_the_frame_correlated_noise_it_was_trained_on(rho, tmp_path):
     # at init the output layer is zero, so the velocity is 0 and the samples are the initial noise
-    model = create_dit("tiny", sample_size=8, num_frames=4, patch_size=2, in_channels=3, num_classes=0,
-                       frame_noise_correlation=rho)
+    model = create_dit(
+        "tiny", sample_size=8, num_frames=4, patch_size=2, in_channels=3, num_classes=0, frame_noise_correlation=rho
+    )
     AxialDiTPipeline.from_model(model).save_pretrained(tmp_path)  # the prior travels with the weights
     # (b, t, c, h, w), noise clamped into [0, 1]
     frames = _run(AxialDiTPipeline.from_pretrained(tmp_path), batch_size=16)
@@ -142,7 +146,7 @@ def test_beyond_the_trained_size_methods_change_the_samples(image_pipe):
     outputs["none+entropy"] = _run(image_pipe, extrapolation="none", entropy_scaling=True, **kwargs)
     names = list(outputs)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             assert not torch.allclose(outputs[a], outputs[b]), (a, b)
 
 
@@ -152,11 +156,14 @@ def test_the_pipeline_takes_the_extrapolation_names_of_the_cli(image_pipe):
 
     assert cli.make_extrapolation is extrapolation_names.make_extrapolation  # one parser for both
     kwargs = dict(class_labels=[0], height=32, width=32)
-    assert torch.equal(_run(image_pipe, extrapolation="yarn+entropy", **kwargs),
-                       _run(image_pipe, extrapolation=Extrapolation("yarn", entropy_scaling=True), **kwargs))
+    assert torch.equal(
+        _run(image_pipe, extrapolation="yarn+entropy", **kwargs),
+        _run(image_pipe, extrapolation=Extrapolation("yarn", entropy_scaling=True), **kwargs),
+    )
     auto = image_pipe.resolve_extrapolation(height=32, width=32, entropy_scaling=True)
-    assert torch.equal(_run(image_pipe, extrapolation="auto+entropy", **kwargs),
-                       _run(image_pipe, extrapolation=auto, **kwargs))
+    assert torch.equal(
+        _run(image_pipe, extrapolation="auto+entropy", **kwargs), _run(image_pipe, extrapolation=auto, **kwargs)
+    )
 
 
 def _record_configs(pipe, **kwargs):
@@ -178,8 +185,9 @@ def _factors(config, n_axes):
 @pytest.mark.parametrize("method", ["kappa-pi", "kappa-ntk", "kappa-yarn"])
 def test_the_kappa_variants_start_extrapolated_and_end_at_the_trained_encoding(image_pipe, method):
     original = image_pipe.transformer.rope_config
-    seen = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation=method,
-                           num_inference_steps=8)
+    seen = _record_configs(
+        image_pipe, class_labels=[0], height=32, width=48, extrapolation=method, num_inference_steps=8
+    )
     assert len(seen) == 8
     # step 0 is pure noise (sigma = 1): the full per-axis scale s_a = eval / trained tokens
     assert _factors(seen[0], 2) == pytest.approx([2.0, 3.0])
@@ -192,26 +200,30 @@ def test_the_kappa_variants_start_extrapolated_and_end_at_the_trained_encoding(i
 
 
 def test_dype_methods_follow_the_authors_schedule_per_step(image_pipe):
-    seen = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-yarn",
-                           num_inference_steps=4)
+    seen = _record_configs(
+        image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-yarn", num_inference_steps=4
+    )
     kappas = [c.scaling[0].kappa for c in seen]
     assert kappas[0] == pytest.approx(1.0) and all(a > b for a, b in pairwise(kappas))
     assert [s.factor for s in seen[-1].scaling] == [2.0, 3.0]  # s itself, not s^kappa
-    ntk = _record_configs(image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-ntk",
-                          num_inference_steps=4)
+    ntk = _record_configs(
+        image_pipe, class_labels=[0], height=32, width=48, extrapolation="dype-ntk", num_inference_steps=4
+    )
     assert _factors(ntk[0], 2) == pytest.approx([2.0**2, 3.0**2])  # Dy-NTK at t = 1: factor s^(2 kappa)
 
 
 def test_static_methods_use_one_plan_for_every_step(image_pipe):
     original = image_pipe.transformer.rope_config
-    seen = _record_configs(image_pipe, class_labels=[0], height=32, width=32, extrapolation="yarn",
-                           entropy_scaling=True)
+    seen = _record_configs(
+        image_pipe, class_labels=[0], height=32, width=32, extrapolation="yarn", entropy_scaling=True
+    )
     assert len({id(c) for c in seen}) == 1
     plan = Extrapolation("yarn", entropy_scaling=True).plan((8, 8), (16, 16))
     assert seen[0] == dataclasses.replace(original, scaling=plan.scalings, attention_scale=plan.logit_scale)
     # "none" beyond the trained size keeps the trained encoding itself
-    assert all(c is original for c in _record_configs(image_pipe, class_labels=[0], height=32, width=32,
-                                                      extrapolation="none"))
+    assert all(
+        c is original for c in _record_configs(image_pipe, class_labels=[0], height=32, width=32, extrapolation="none")
+    )
 
 
 def test_riflex_scales_only_the_temporal_axis(video_pipe):

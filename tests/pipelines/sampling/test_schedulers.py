@@ -49,8 +49,9 @@ def test_each_scheduler_lands_on_the_data_of_an_ideal_model(objective, name):
     x0 = torch.rand(2, 3, 4, 4, generator=generator) * 2 - 1
     noise = torch.randn(2, 3, 4, 4, generator=generator)
     scheduler = make_scheduler(name, make_objective(objective).scheduler())
-    samples = sample(Oracle(x0, objective), None, noise, num_steps=4, scheduler=scheduler,
-                     generator=torch.Generator().manual_seed(1))
+    samples = sample(
+        Oracle(x0, objective), None, noise, num_steps=4, scheduler=scheduler, generator=torch.Generator().manual_seed(1)
+    )
     # flow-mode DPM-Solver++ / UniPC round their timesteps to integers, so the model sees sigma off by < 1/1000
     torch.testing.assert_close(samples, x0, atol=1e-2, rtol=0)
 
@@ -67,8 +68,14 @@ def test_the_pipeline_samples_with_each_scheduler_by_name(model, objective, name
     calls = []
     handle = model.register_forward_pre_hook(lambda module, args: calls.append(1))
     try:
-        images = pipe(class_labels=[0, 1], num_inference_steps=3, guidance_scale=2.0, scheduler=name,
-                      generator=torch.Generator().manual_seed(0), output_type="pt").images
+        images = pipe(
+            class_labels=[0, 1],
+            num_inference_steps=3,
+            guidance_scale=2.0,
+            scheduler=name,
+            generator=torch.Generator().manual_seed(0),
+            output_type="pt",
+        ).images
     finally:
         handle.remove()
     assert images.shape == (2, 3, 8, 8) and torch.isfinite(images).all()
@@ -81,8 +88,9 @@ def test_a_named_scheduler_of_the_pipelines_own_class_is_the_same_sampler(model)
     pipe.set_progress_bar_config(disable=True)
     kwargs = dict(class_labels=[1], num_inference_steps=3, output_type="pt")
     plain = pipe(generator=torch.Generator().manual_seed(0), **kwargs).images
-    named = pipe(generator=torch.Generator().manual_seed(0), scheduler="FlowMatchEulerDiscreteScheduler",
-                 **kwargs).images
+    named = pipe(
+        generator=torch.Generator().manual_seed(0), scheduler="FlowMatchEulerDiscreteScheduler", **kwargs
+    ).images
     assert torch.equal(plain, named)
     assert scheduler_name(pipe.scheduler) == "euler"
 

@@ -20,8 +20,16 @@ from axialrope.pipelines.training.outputs import read_loss_log
 from axialrope.pipelines.training.train_state import read_state, write_state
 
 COMMON = dict(  # a handful of steps of the tiny model at 16x16, crossing micro-batch boundaries
-    resolution=["16"], batch_size=4, max_steps=6, gradient_accumulation_steps=2, checkpointing_steps=2,
-    checkpoints_total_limit=None, log_every=1, lr_warmup_steps=1, sample_steps=2, samples_per_class=1,
+    resolution=["16"],
+    batch_size=4,
+    max_steps=6,
+    gradient_accumulation_steps=2,
+    checkpointing_steps=2,
+    checkpoints_total_limit=None,
+    log_every=1,
+    lr_warmup_steps=1,
+    sample_steps=2,
+    samples_per_class=1,
     dataset_size=64,
 )
 
@@ -86,14 +94,20 @@ def copy_run(run: Path, to: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode, at, resumes_from", [("mid-run", 10, 4), ("mid-checkpoint", 4, 2)])
-def test_a_run_killed_mid_step_or_mid_checkpoint_resumes_to_the_same_weights(tmp_path, straight, mode, at, resumes_from,
-                                                                              capsys):
+def test_a_run_killed_mid_step_or_mid_checkpoint_resumes_to_the_same_weights(
+    tmp_path, straight, mode, at, resumes_from, capsys
+):
     killed = dict(COMMON, output_dir=str(tmp_path / "killed"))
     script = tmp_path / "kill.py"
     script.write_text(KILL)
     environment = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
-    process = subprocess.run([sys.executable, str(script), json.dumps(killed), mode, str(at)], env=environment,
-                             capture_output=True, text=True, timeout=300)
+    process = subprocess.run(
+        [sys.executable, str(script), json.dumps(killed), mode, str(at)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert process.returncode == -9, process.stderr[-2000:]
     left = sorted(p.name for p in (tmp_path / "killed" / "checkpoints").iterdir())
     complete = [f"checkpoint-{s:06d}" for s in range(2, resumes_from + 1, 2)]
@@ -131,12 +145,15 @@ def test_a_truncated_latest_checkpoint_falls_back_to_the_previous_one_and_says_s
     assert_same_run(run, straight)
 
 
-@pytest.mark.parametrize("file, how, reason", [
-    ("model.safetensors", "bit-flip", "does not match its sha256"),
-    ("optimizer.safetensors", "missing", "is missing"),
-    ("random_states_0.safetensors", "truncated", "bytes, 19992 were written"),
-    ("trainer_state.json", "truncated", "trainer_state.json is truncated or corrupt"),
-])
+@pytest.mark.parametrize(
+    "file, how, reason",
+    [
+        ("model.safetensors", "bit-flip", "does not match its sha256"),
+        ("optimizer.safetensors", "missing", "is missing"),
+        ("random_states_0.safetensors", "truncated", "bytes, 19992 were written"),
+        ("trainer_state.json", "truncated", "trainer_state.json is truncated or corrupt"),
+    ],
+)
 def test_any_damaged_file_makes_resume_fall_back(tmp_path, straight, file, how, reason):
     run = copy_run(straight, tmp_path / "run")
     damage(run / "checkpoints" / "checkpoint-000006" / file, how)
@@ -173,8 +190,14 @@ class Payload:
         return (Path.write_text, (self.marker, "the payload ran"))
 
 
-PLANTED = ["custom_checkpoint_0.pkl", "random_states_0.pkl", "optimizer.bin", "scheduler.bin", "model.pt",
-           "pytorch_model.bin"]
+PLANTED = [
+    "custom_checkpoint_0.pkl",
+    "random_states_0.pkl",
+    "optimizer.bin",
+    "scheduler.bin",
+    "model.pt",
+    "pytorch_model.bin",
+]
 
 
 def test_planted_pickle_payloads_never_run_whatever_resume_does(tmp_path, straight, monkeypatch, capsys):
@@ -254,23 +277,34 @@ def test_checkpoints_are_fsynced_before_and_after_their_rename(tmp_path, monkeyp
     events = []
     real_replace = os.replace
     monkeypatch.setattr(paths, "fsync_path", lambda path: events.append(("fsync", Path(path).name)))
-    monkeypatch.setattr(paths.os, "replace", lambda a, b: (events.append(("rename", Path(b).name)),
-                                                           real_replace(a, b)))
-    config = TrainConfig.from_dict(dict(COMMON, max_steps=1, checkpointing_steps=1, gradient_accumulation_steps=1,
-                                        output_dir=str(tmp_path / "run")))
+    monkeypatch.setattr(paths.os, "replace", lambda a, b: (events.append(("rename", Path(b).name)), real_replace(a, b)))
+    config = TrainConfig.from_dict(
+        dict(
+            COMMON, max_steps=1, checkpointing_steps=1, gradient_accumulation_steps=1, output_dir=str(tmp_path / "run")
+        )
+    )
     loop.train(config)
     rename = events.index(("rename", "checkpoint-000001"))
     synced_before = {name for kind, name in events[:rename] if kind == "fsync"}
-    assert {"model.safetensors", "optimizer.safetensors", "ema.safetensors", "random_states_0.safetensors",
-            "scheduler.json", "trainer_state.json", "checkpoint-000001.tmp"} <= synced_before
-    assert ("fsync", "checkpoints") in events[rename + 1:]  # the rename itself is made durable
+    assert {
+        "model.safetensors",
+        "optimizer.safetensors",
+        "ema.safetensors",
+        "random_states_0.safetensors",
+        "scheduler.json",
+        "trainer_state.json",
+        "checkpoint-000001.tmp",
+    } <= synced_before
+    assert ("fsync", "checkpoints") in events[rename + 1 :]  # the rename itself is made durable
     # the text LM's checkpoints go through the same helper
     from axialrope.models import TextLMConfig, TinyCausalLM
     from axialrope.pipelines.training.text_lm import save_checkpoint
 
     events.clear()
-    save_checkpoint(TinyCausalLM(TextLMConfig(vocab_size=8, dim=16, depth=1, num_heads=2, num_kv_heads=1)),
-                    tmp_path / "lm" / "model.safetensors")
+    save_checkpoint(
+        TinyCausalLM(TextLMConfig(vocab_size=8, dim=16, depth=1, num_heads=2, num_kv_heads=1)),
+        tmp_path / "lm" / "model.safetensors",
+    )
     assert [e[0] for e in events] == ["fsync", "rename", "fsync"] and events[1] == ("rename", "model.safetensors")
 
 
@@ -291,6 +325,7 @@ def test_every_run_ends_on_a_checkpoint_and_a_resume_reports_its_own_steps_and_t
         def call(self, *args, **kwargs):
             assert self.name != "loss.jsonl", "loss.jsonl removed or rewritten in place"
             return real(self, *args, **kwargs)
+
         return call
 
     Path.unlink, Path.write_text = guarded(real_unlink), guarded(real_write_text)

@@ -21,8 +21,15 @@ from axialrope.pipelines.training.outputs import read_loss_log
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = dict(  # a handful of steps of the tiny model at 16x16: seconds on a CPU
-    resolution=["16"], batch_size=4, max_steps=4, checkpointing_steps=2, log_every=1, lr_warmup_steps=1,
-    sample_steps=2, samples_per_class=1, dataset_size=64,
+    resolution=["16"],
+    batch_size=4,
+    max_steps=4,
+    checkpointing_steps=2,
+    log_every=1,
+    lr_warmup_steps=1,
+    sample_steps=2,
+    samples_per_class=1,
+    dataset_size=64,
 )
 
 
@@ -144,7 +151,7 @@ def test_rope_theta_is_one_base_for_all_axes_or_one_per_axis(tmp_path):
     assert per_axis.config.rope_theta == (30.0, 10000.0, 10000.0) and shared.config.rope_theta == 30.0
     time_frequencies = [f for f, _ in per_axis.rope.embedding.axis_frequencies()][0]
     exponents = torch.arange(len(time_frequencies), dtype=time_frequencies.dtype) / len(time_frequencies)
-    torch.testing.assert_close(time_frequencies, 30.0 ** -exponents)
+    torch.testing.assert_close(time_frequencies, 30.0**-exponents)
 
 
 def test_a_video_run_starts_from_an_image_run_inflated(tmp_path):
@@ -153,16 +160,28 @@ def test_a_video_run_starts_from_an_image_run_inflated(tmp_path):
 
     image_run = train_loop.train(tiny(tmp_path, max_steps=2, output_dir=str(tmp_path / "image")))
     image = DiT.from_pretrained(image_run.output_dir / "model_ema")
-    video = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"],
-                 init_from=str(tmp_path / "image" / "model_ema"),
-                 max_steps=1, learning_rate=1e-12, ema_decay=0)  # a step too small to move the weights
+    video = tiny(
+        tmp_path,
+        data="moving_shapes",
+        resolution=["4x16x16"],
+        init_from=str(tmp_path / "image" / "model_ema"),
+        max_steps=1,
+        learning_rate=1e-12,
+        ema_decay=0,
+    )  # a step too small to move the weights
     result = train_loop.train(video)
     expected = train_loop.build_model(video, num_classes=6)
     inflate_from_image(image, expected)
     for name, tensor in expected.state_dict().items():
         torch.testing.assert_close(result.model.state_dict()[name], tensor, atol=1e-6, rtol=0, msg=name)
-    wider = tiny(tmp_path, data="moving_shapes", resolution=["4x16x16"],
-                 init_from=str(tmp_path / "image" / "model_ema"), model_size="mini", output_dir=str(tmp_path / "wider"))
+    wider = tiny(
+        tmp_path,
+        data="moving_shapes",
+        resolution=["4x16x16"],
+        init_from=str(tmp_path / "image" / "model_ema"),
+        model_size="mini",
+        output_dir=str(tmp_path / "wider"),
+    )
     with pytest.raises(ValueError, match="differ in hidden_size"):
         train_loop.train(wider)
     assert not (tmp_path / "wider").exists()
@@ -183,8 +202,18 @@ def test_flags_override_the_config_file_which_overrides_defaults(tmp_path):
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(
-        ["--config", str(tmp_path / "run.yaml"), "--batch-size", "5", "--checkpoints-total-limit", "none",
-         "--random-flip", "--resolution", "32", "16x32"]
+        [
+            "--config",
+            str(tmp_path / "run.yaml"),
+            "--batch-size",
+            "5",
+            "--checkpoints-total-limit",
+            "none",
+            "--random-flip",
+            "--resolution",
+            "32",
+            "16x32",
+        ]
     )
     config = config_from_args(args)
     assert (config.max_steps, config.batch_size, config.checkpoints_total_limit) == (7, 5, None)
@@ -250,8 +279,13 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_weights(tmp_path, d
     killed = dict(common, output_dir=str(tmp_path / "killed"))
     script = tmp_path / "killed_run.py"
     script.write_text(KILLED_RUN)
-    process = subprocess.run([sys.executable, str(script), json.dumps(killed), "4"], env=_environment(),
-                             capture_output=True, text=True, timeout=300)
+    process = subprocess.run(
+        [sys.executable, str(script), json.dumps(killed), "4"],
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert process.returncode == -9, process.stderr[-2000:]
     assert not (tmp_path / "killed" / "model").exists()  # it really died before the end
 
@@ -261,11 +295,13 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_weights(tmp_path, d
     for folder in ("model", "model_ema"):
         a, b = weights(tmp_path / "killed" / folder), weights(tmp_path / "straight" / folder)
         assert all(torch.equal(a[k], b[k]) for k in a), folder
+
     def strip(records):
         return [(r["step"], r["loss"], r["lr"]) for r in records]
 
-    assert (strip(read_loss_log(tmp_path / "killed" / "loss.jsonl"))
-            == strip(read_loss_log(tmp_path / "straight" / "loss.jsonl")))
+    assert strip(read_loss_log(tmp_path / "killed" / "loss.jsonl")) == strip(
+        read_loss_log(tmp_path / "straight" / "loss.jsonl")
+    )
 
 
 def test_a_half_written_checkpoint_is_never_latest(tmp_path):
@@ -304,9 +340,25 @@ def test_two_cpu_processes_hold_identical_weights_and_only_the_main_one_writes(t
     config = dict(TINY, output_dir=str(tmp_path / "run"), batch_size=2)
     script = tmp_path / "two.py"
     script.write_text(TWO_PROCESS_RUN)
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-               "--main_process_port", str(_free_port()), str(script), json.dumps(config), str(tmp_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(_free_port()),
+        str(script),
+        json.dumps(config),
+        str(tmp_path),
+    ]
     # accelerate runs several CPU processes (gloo) when told to use the CPU through the environment
     environment = {**_environment(), "ACCELERATE_USE_CPU": "true"}
     process = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300, cwd=tmp_path)

@@ -19,8 +19,18 @@ from axialrope.pipelines.training.config import TrainConfig
 from axialrope.pipelines.training.outputs import LossLog, read_loss_log
 from axialrope.pipelines.training.run_folder import LOCK_FILE, RunFolderError, RunLock
 
-RUN = dict(resolution=["16"], batch_size=4, max_steps=2, checkpointing_steps=1, checkpoints_total_limit=None,
-           log_every=1, lr_warmup_steps=1, sample_steps=1, samples_per_class=1, dataset_size=64)
+RUN = dict(
+    resolution=["16"],
+    batch_size=4,
+    max_steps=2,
+    checkpointing_steps=1,
+    checkpoints_total_limit=None,
+    log_every=1,
+    lr_warmup_steps=1,
+    sample_steps=1,
+    samples_per_class=1,
+    dataset_size=64,
+)
 
 
 def flags(values: dict) -> list[str]:
@@ -81,8 +91,10 @@ def test_a_held_lock_refuses_a_second_run_and_a_stale_one_is_taken_over(tmp_path
     lines = []
     with RunLock(folder, report=lines.append):
         pass
-    assert lines == ["output_dir: took over the lock left by a run that no longer runs (process 999999 on "
-                     "elsewhere, started 2000-01-01T00:00:00)"]
+    assert lines == [
+        "output_dir: took over the lock left by a run that no longer runs (process 999999 on "
+        "elsewhere, started 2000-01-01T00:00:00)"
+    ]
 
 
 def test_the_lock_is_released_when_a_run_fails(tmp_path, monkeypatch):
@@ -96,8 +108,10 @@ def test_the_lock_is_released_when_a_run_fails(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_the_lock_of_a_killed_process_is_stale(tmp_path):
-    code = (f"import os, signal; from axialrope.pipelines.training.run_folder import RunLock; "
-            f"RunLock({str(tmp_path / 'run')!r}).__enter__(); os.kill(os.getpid(), signal.SIGKILL)")
+    code = (
+        f"import os, signal; from axialrope.pipelines.training.run_folder import RunLock; "
+        f"RunLock({str(tmp_path / 'run')!r}).__enter__(); os.kill(os.getpid(), signal.SIGKILL)"
+    )
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == -9
     assert (tmp_path / "run" / LOCK_FILE).exists()  # left behind, but nobody holds it
     lines = []
@@ -113,12 +127,15 @@ def test_the_loss_log_is_repaired_on_resume_and_says_so(tmp_path):
     log = LossLog(path, resume_step=2, report=lines.append)
     log.write(3, 0.5, 0.1, 3.0)
     assert [r["step"] for r in read_loss_log(path)] == [1, 2, 3] and path.read_text().count("\n") == 3
-    assert lines == ["resume: loss.jsonl: dropped 1 damaged line(s), its last line, cut short by a crash mid-write; "
-                     "the log is rewritten without them"]
+    assert lines == [
+        "resume: loss.jsonl: dropped 1 damaged line(s), its last line, cut short by a crash mid-write; "
+        "the log is rewritten without them"
+    ]
     path.unlink()
     LossLog(path, resume_step=3, report=lines.append)
-    assert lines[-1] == ("resume: loss.jsonl is missing; the log goes on from step 4 and holds no records of steps 1 "
-                         "to 3")
+    assert lines[-1] == (
+        "resume: loss.jsonl is missing; the log goes on from step 4 and holds no records of steps 1 to 3"
+    )
     assert path.read_text() == ""
 
 
@@ -142,8 +159,10 @@ def test_while_a_resume_trains_the_run_folder_serves_its_newest_checkpoint(finis
 
     real_publish = loop.publish
     monkeypatch.setattr(loop, "publish", lambda a, b: (published.append(Path(b).name), real_publish(a, b))[1])
-    loop.train(TrainConfig.from_dict({**RUN, "output_dir": str(run), "resume": "latest", "max_steps": 4}),
-               on_checkpoint=on_checkpoint)
+    loop.train(
+        TrainConfig.from_dict({**RUN, "output_dir": str(run), "resume": "latest", "max_steps": 4}),
+        on_checkpoint=on_checkpoint,
+    )
     assert seen == [("checkpoint", run / "checkpoints" / f"checkpoint-00000{step}") for step in (3, 4)]
     assert published == ["pipeline-config", "model", "model_ema", "pipeline"]  # the run's pipeline/ last
     assert find_in_run(run)[0] == "pipeline"

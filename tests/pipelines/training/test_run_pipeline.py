@@ -19,8 +19,17 @@ from axialrope.pipelines.sampling.runs import load_run_pipeline
 from axialrope.pipelines.training import loop as train_loop
 from axialrope.pipelines.training.config import TrainConfig
 
-TINY = dict(resolution=["8"], batch_size=4, max_steps=2, checkpointing_steps=2, log_every=1, lr_warmup_steps=1,
-            sample_steps=1, samples_per_class=1, patch_size=2)
+TINY = dict(
+    resolution=["8"],
+    batch_size=4,
+    max_steps=2,
+    checkpointing_steps=2,
+    log_every=1,
+    lr_warmup_steps=1,
+    sample_steps=1,
+    samples_per_class=1,
+    patch_size=2,
+)
 
 
 def _class_folders(root: Path) -> Path:
@@ -36,8 +45,9 @@ def _class_folders(root: Path) -> Path:
 def run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("runs")
     data = _class_folders(root / "data")
-    config = TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data),
-                                    "output_dir": str(root / "run")})
+    config = TrainConfig.from_dict(
+        {**TINY, "data": "image_folder", "data_dir": str(data), "output_dir": str(root / "run")}
+    )
     train_loop.train(config)
     return root / "run"
 
@@ -57,8 +67,9 @@ def test_a_run_leaves_a_pipeline_of_its_ema_weights_with_its_class_names(run):
     assert index["objective"] == "flow"
     assert _weights(run / "pipeline" / "transformer").keys() == _weights(run / "model_ema").keys()
     for loaded in (AxialDiTPipeline.from_pretrained(run / "pipeline"), load_run_pipeline(run)):
-        assert (loaded.config.class_names == ["apple", "zebra"]
-                and _same(loaded.transformer, _weights(run / "model_ema")))
+        assert loaded.config.class_names == ["apple", "zebra"] and _same(
+            loaded.transformer, _weights(run / "model_ema")
+        )
     # the same without weights, from the start: what makes every checkpoint a pipeline
     assert not list((run / "pipeline-config").rglob("*.safetensors"))
     assert json.loads((run / "pipeline-config" / "model_index.json").read_text())["class_names"] == ["apple", "zebra"]
@@ -81,27 +92,46 @@ def test_a_checkpoint_and_the_model_folders_load_as_pipelines(run):
     assert _same(load_run_pipeline(run / "model").transformer, _weights(run / "model"))
     assert load_run_pipeline(checkpoint, dtype=torch.bfloat16).transformer.dtype == torch.bfloat16
     # --init-from reads the same weights
-    assert (_same(load_dit(run), _weights(run / "model_ema"))
-            and _same(load_dit(checkpoint), _weights(run / "model_ema")))
+    assert _same(load_dit(run), _weights(run / "model_ema")) and _same(
+        load_dit(checkpoint), _weights(run / "model_ema")
+    )
 
 
 def test_a_run_without_ema_uses_its_raw_weights(tmp_path):
-    config = TrainConfig.from_dict({**TINY, "ema_decay": 0.0, "max_steps": 1, "checkpointing_steps": 1,
-                                    "output_dir": str(tmp_path / "run")})
+    config = TrainConfig.from_dict(
+        {**TINY, "ema_decay": 0.0, "max_steps": 1, "checkpointing_steps": 1, "output_dir": str(tmp_path / "run")}
+    )
     train_loop.train(config)
     run = tmp_path / "run"
     assert not (run / "model_ema").exists()
     assert _same(load_run_pipeline(run).transformer, _weights(run / "model"))
-    assert _same(load_run_pipeline(run / "checkpoints" / "checkpoint-000001").transformer,
-                 _weights(run / "model"))
+    assert _same(load_run_pipeline(run / "checkpoints" / "checkpoint-000001").transformer, _weights(run / "model"))
     # procedural shapes: the shapes' names
     assert load_run_pipeline(run).config.class_names[:2] == ["circle", "triangle"]
 
 
 def test_sample_takes_a_run_and_a_checkpoint(run, tmp_path, capsys):
     for model, out in ((run, tmp_path / "run.png"), (run / "checkpoints" / "checkpoint-000002", tmp_path / "ckpt.png")):
-        assert main(["sample", "--model", str(model), "--classes", "zebra", "--num", "2", "--steps", "1",
-                     "--scheduler", "unipc", "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "sample",
+                    "--model",
+                    str(model),
+                    "--classes",
+                    "zebra",
+                    "--num",
+                    "2",
+                    "--steps",
+                    "1",
+                    "--scheduler",
+                    "unipc",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         assert Image.open(out).size == (2 * 8 + 3 * 2, 8 + 2 * 2)
         assert "(2 images of 8x8; extrapolation auto: none, 1 step of unipc)" in capsys.readouterr().out
 
@@ -109,9 +139,18 @@ def test_sample_takes_a_run_and_a_checkpoint(run, tmp_path, capsys):
 def test_init_from_takes_a_checkpoint(run, tmp_path):
     """(A run folder goes through the same load_dit, checked above.)"""
     ema = _weights(run / "model_ema")
-    config = TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(run.parent / "data"),
-                                    "init_from": str(run / "checkpoints" / "checkpoint-000002"), "max_steps": 1,
-                                    "learning_rate": 1e-12, "ema_decay": 0.0, "output_dir": str(tmp_path / "run")})
+    config = TrainConfig.from_dict(
+        {
+            **TINY,
+            "data": "image_folder",
+            "data_dir": str(run.parent / "data"),
+            "init_from": str(run / "checkpoints" / "checkpoint-000002"),
+            "max_steps": 1,
+            "learning_rate": 1e-12,
+            "ema_decay": 0.0,
+            "output_dir": str(tmp_path / "run"),
+        }
+    )
     model = train_loop.train(config).model  # one step too small to move the weights
     for name, tensor in model.state_dict().items():
         torch.testing.assert_close(tensor, ema[name], atol=1e-6, rtol=0, msg=name)

@@ -39,8 +39,11 @@ def learning_rates(monkeypatch, **kwargs) -> list[float]:
     """The rate of every optimizer step of a 20-step run with lr 1."""
     seen = []
     step = torch.optim.AdamW.step
-    monkeypatch.setattr(torch.optim.AdamW, "step",
-                        lambda self, *a, **k: (seen.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1])
+    monkeypatch.setattr(
+        torch.optim.AdamW,
+        "step",
+        lambda self, *a, **k: (seen.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1],
+    )
     train_lm(tiny_model(), lambda step: LANGUAGE.training_batch(2, 16, random.Random(step)), steps=20, lr=1.0, **kwargs)
     return seen
 
@@ -51,7 +54,7 @@ def test_the_default_schedule_is_warmup_cosine(monkeypatch):
 
 def test_the_dit_loops_schedules_come_from_diffusers(monkeypatch):
     seen = learning_rates(monkeypatch, warmup=4, lr_scheduler="cosine")
-    assert seen[:5] == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])      # diffusers' linear warm-up from 0
+    assert seen[:5] == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])  # diffusers' linear warm-up from 0
     assert seen[12] == pytest.approx(0.5 * (1 + math.cos(math.pi * 8 / 16)))
     assert seen[-1] == pytest.approx(0.5 * (1 + math.cos(math.pi * 15 / 16)))  # on its way to 0 at step 20
 
@@ -90,7 +93,7 @@ class Parrot(torch.nn.Module):
 
     def generate(self, prompt, max_new_tokens):
         rows = self.answers[: len(prompt)]
-        self.answers = self.answers[len(prompt):]
+        self.answers = self.answers[len(prompt) :]
         return torch.cat((prompt, rows), dim=1)
 
 

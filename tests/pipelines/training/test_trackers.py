@@ -18,8 +18,16 @@ pytest.importorskip("tensorboard")
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 TINY = dict(  # a handful of steps of the tiny model at 16x16: seconds on a CPU
-    resolution=["16"], batch_size=4, max_steps=4, checkpointing_steps=2, log_every=1, lr_warmup_steps=1,
-    sample_steps=2, samples_per_class=1, dataset_size=64, report_to="tensorboard",
+    resolution=["16"],
+    batch_size=4,
+    max_steps=4,
+    checkpointing_steps=2,
+    log_every=1,
+    lr_warmup_steps=1,
+    sample_steps=2,
+    samples_per_class=1,
+    dataset_size=64,
+    report_to="tensorboard",
 )
 
 
@@ -41,8 +49,9 @@ def as_float32(value: float) -> float:
 
 
 def test_the_scalars_equal_the_loss_log_step_by_step_and_the_images_come_at_the_validation_steps(tmp_path):
-    config = tiny(tmp_path, max_steps=5, log_every=2, validation_steps=2, validation_scales=[2],
-                  validation_num_inference_steps=2)
+    config = tiny(
+        tmp_path, max_steps=5, log_every=2, validation_steps=2, validation_scales=[2], validation_num_inference_steps=2
+    )
     train_loop.train(config)
     run, accumulator = Path(config.output_dir), events(Path(config.output_dir))
     records = read_loss_log(run / "loss.jsonl")
@@ -59,8 +68,8 @@ def test_the_scalars_equal_the_loss_log_step_by_step_and_the_images_come_at_the_
             assert tiles.shape == (side, 6 * side, 3)
             png = np.asarray(Image.open(run / "validation" / f"step-{event.step:06d}" / f"{name}.png").convert("RGB"))
             for i in range(6):  # the PNG's tiles sit in a 1-pixel padding
-                tile = png[1:1 + side, 1 + i * (side + 1): 1 + i * (side + 1) + side].astype(int)
-                assert np.abs(tile - tiles[:, i * side:(i + 1) * side].astype(int)).max() <= 1
+                tile = png[1 : 1 + side, 1 + i * (side + 1) : 1 + i * (side + 1) + side].astype(int)
+                assert np.abs(tile - tiles[:, i * side : (i + 1) * side].astype(int)).max() <= 1
 
 
 def test_a_resumed_run_logs_each_step_once(tmp_path, monkeypatch):
@@ -90,8 +99,9 @@ def test_a_resumed_run_logs_each_step_once(tmp_path, monkeypatch):
 
 def test_report_to_none_writes_no_logs_and_trains_the_same_weights(tmp_path):
     tracked = train_loop.train(tiny(tmp_path, output_dir=str(tmp_path / "tracked"), max_grad_norm=0.0))
-    untracked = train_loop.train(tiny(tmp_path, output_dir=str(tmp_path / "untracked"), max_grad_norm=0.0,
-                                      report_to="none"))
+    untracked = train_loop.train(
+        tiny(tmp_path, output_dir=str(tmp_path / "untracked"), max_grad_norm=0.0, report_to="none")
+    )
     assert (tracked.output_dir / "logs").is_dir() and not (untracked.output_dir / "logs").exists()
     assert read_loss_log(tracked.output_dir / "loss.jsonl") != []
     for (name, a), b in zip(tracked.model.state_dict().items(), untracked.model.state_dict().values(), strict=True):
