@@ -32,6 +32,17 @@ class KVCache:
                     f"KVCache {name} must be a (batch, num_kv_heads, length, head_dim) tensor, "
                     f"got {getattr(value, 'shape', type(value).__name__)}"
                 )
+        for name in ("keys", "values"):
+            if not getattr(self, name).is_floating_point():
+                raise TypeError(
+                    f"KVCache {name} must be floating-point (as the keys and values attention makes), got "
+                    f"{getattr(self, name).dtype}"
+                )
+        if self.keys.dtype != self.values.dtype or self.keys.device != self.values.device:
+            raise ValueError(
+                f"KVCache keys ({self.keys.dtype} on {self.keys.device}) and values ({self.values.dtype} on "
+                f"{self.values.device}) must have one dtype and one device"
+            )
         if self.keys.shape[:3] != self.values.shape[:3]:
             raise ValueError(
                 f"KVCache values {tuple(self.values.shape)} must hold one entry per key {tuple(self.keys.shape)}: "
@@ -88,11 +99,17 @@ class RoPEAttention(nn.Module):
     def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> tuple[torch.Tensor, KVCache]:
         if x.ndim != 3 or x.shape[-1] != self.q_proj.in_features:
             raise ValueError(f"x must have shape (batch, seq, {self.q_proj.in_features}), got {tuple(x.shape)}")
+        self._check_input(x)
         if cache is not None:
             self._check_cache(cache, x)
         new, past = x.shape[1], 0 if cache is None else cache.length
         q = rearrange(self.q_proj(x), "b n (h d) -> b h n d", h=self.num_heads)
         k, v = rearrange(self.kv_proj(x), "b n (two h d) -> two b h n d", two=2, h=self.num_kv_heads)
+        if cache is not None and cache.keys.dtype != k.dtype:  # torch.cat would promote, attention then fail
+            raise TypeError(
+                f"cache keys and values are {cache.keys.dtype} but this step's are {k.dtype} (x is {x.dtype}): "
+                f"keep the cache in the dtype the attention computes in (cache.keys.to({k.dtype}))"
+            )
 
         positions = torch.arange(past, past + new, device=x.device)
         cos, sin = self.rope(positions, seq_len=past + new)  # (new, head_dim // 2)
@@ -117,9 +134,26 @@ class RoPEAttention(nn.Module):
         y = rearrange(y, "b h n d -> b n (h d)")
         return self.out_proj(y), KVCache(k, v)
 
+    def _check_input(self, x: torch.Tensor) -> None:
+        """x (batch, seq, dim) on the weights' device, floating-point, in their dtype unless autocast casts it."""
+        weight = self.q_proj.weight
+        if x.device != weight.device:
+            raise ValueError(f"x is on {x.device} but the attention's weights are on {weight.device}: move one")
+        if not x.is_floating_point():
+            raise TypeError(
+                f"x must be a floating-point tensor (the attention's weights are {weight.dtype}), got {x.dtype}"
+            )
+        if x.dtype != weight.dtype and not torch.is_autocast_enabled(x.device.type):
+            raise TypeError(
+                f"x is {x.dtype} but the attention's weights are {weight.dtype}: cast x (x.to({weight.dtype})) or the "
+                f"attention (.to({x.dtype})), or run under torch.autocast"
+            )
+
     def _check_cache(self, cache, x: torch.Tensor) -> None:
         if not isinstance(cache, KVCache):
             raise TypeError(f"cache must be a KVCache (or None), got {type(cache).__name__}")
+        if cache.keys.device != x.device:
+            raise ValueError(f"cache keys and values are on {cache.keys.device} but x is on {x.device}: move one")
         expected = (x.shape[0], self.num_kv_heads, cache.length, self.head_dim)
         for name in ("keys", "values"):
             shape = tuple(getattr(cache, name).shape)

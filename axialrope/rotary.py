@@ -26,6 +26,7 @@ from .kernels import backends, triton_rope
 from .kernels.backends import LAYOUTS, broadcast
 from .kernels.backends import rotary_backend as rotary_backend  # public here too
 from .kernels.eager import compiled_spec, plan_few_ops, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
+from .overlap import has_internal_overlap, shares_memory
 
 
 def check_layout(layout) -> str:
@@ -44,6 +45,12 @@ def check_table(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, name: str
         if not value.is_floating_point():
             raise TypeError(
                 f"{arg} must be a real floating-point tensor (float16, bfloat16, float32 or float64), got {value.dtype}"
+            )
+    for arg, value in (("cos", cos), ("sin", sin)):
+        if value.device != x.device:  # torch would fail deep in the kernel, naming neither
+            raise ValueError(
+                f"{arg} is on {value.device} but {name} is on {x.device}: build the table on {name}'s device "
+                f"(rope(coords.to({name}.device))) or move it with .to({name}.device)"
             )
     if cos.shape != sin.shape:
         raise ValueError(f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}")
@@ -142,6 +149,12 @@ def _check_inplace(x: torch.Tensor, cos: torch.Tensor, name: str) -> None:
         )
     if any(stride == 0 and size > 1 for stride, size in zip(x.stride(), x.shape, strict=True)):
         raise ValueError(f"{name} is an expanded (broadcast) view; rotate a copy or use apply_rotary")
+    if has_internal_overlap(x):  # torch lets such views through; a rotation would read what it already wrote
+        raise ValueError(
+            f"{name} is a view whose elements overlap in memory (strides {tuple(x.stride())} for shape "
+            f"{tuple(x.shape)}): in place, a pair would be read after it was rotated; rotate {name}.clone() or use "
+            "apply_rotary"
+        )
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "half") -> torch.Tensor:
@@ -212,5 +225,10 @@ def apply_rotary_qk(
             raise ValueError("in place, q and k must be different tensors (k would be rotated twice)")
         _check_inplace(q, cos, "q")
         _check_inplace(k, cos, "k")
+        if shares_memory(q, k):
+            raise ValueError(
+                "in place, q and k overlap in memory (views of one buffer that share elements): each shared element "
+                "would be rotated twice; rotate copies, or use inplace=False"
+            )
     q, k = _apply((q, k), cos, sin, layout, inplace, key=key)
     return q, k

@@ -11,6 +11,8 @@ would be a wrong angle, not a rounding.
 
 from __future__ import annotations
 
+import math
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from numbers import Real
@@ -149,6 +151,7 @@ class AxialRotaryEmbedding(nn.Module):
         offsets = tuple(per_axis_values(offset, self.n_axes, "offset", 0.0))
         scales = tuple(per_axis_values(scale, self.n_axes, "scale", 1.0))
         device = torch.device(device or "cpu")
+        _check_table_memory(math.prod(sizes), self.rotary_dim // 2, self.n_axes, device, f"for_grid{tuple(sizes)}")
         build = lambda: self._compute(grid_coords(*sizes, offset=offsets, scale=scales, device=device), None)  # noqa: E731
         return self._cached(("grid", sizes, offsets, scales, device), None, build, None)
 
@@ -185,6 +188,8 @@ class AxialRotaryEmbedding(nn.Module):
         return table
 
     def _compute(self, coords: torch.Tensor, seq_lens) -> Table:
+        positions = coords.numel() // self.n_axes
+        _check_table_memory(positions, self.rotary_dim // 2, self.n_axes, coords.device, "coords")
         if not torch.compiler.is_compiling() and coords.is_floating_point() and not torch.isfinite(coords).all():
             raise ValueError("coords (positions) must be finite; found NaN or inf")
         if seq_lens is None and any(s is not None and s.rope_type == "dynamic" for s in self.scalings):
@@ -205,6 +210,46 @@ class AxialRotaryEmbedding(nn.Module):
         cos = (angles.cos() * gain).float().to(coords.device)
         sin = (angles.sin() * gain).float().to(coords.device)
         return cos, sin
+
+
+def _device_memory(device: torch.device) -> int | None:
+    """The bytes of memory `device` has in all (the machine's RAM for the CPU), or None where it cannot tell."""
+    try:
+        if device.type == "cuda":
+            return torch.cuda.get_device_properties(device).total_memory
+        if device.type == "cpu":
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError, RuntimeError):
+        pass
+    return None
+
+
+def table_bytes(positions: int, pairs: int, n_axes: int) -> int:
+    """Bytes a table of `positions` rows of `pairs` takes while it is built: the float64 coordinates and angles
+    (and their cosine and sine), then cos and sin in float32."""
+    return positions * (8 * n_axes + pairs * (8 * 3 + 4 * 2))
+
+
+def _count(count: int) -> str:
+    """A count as a short number ("1e+12"), also one too large for a float."""
+    return f"{count:.3g}" if count.bit_length() < 1000 else f"2^{count.bit_length() - 1}"
+
+
+def _gib(count: int) -> str:
+    """A byte count in GiB, also one too large for a float."""
+    return f"{count / 2**30:.4g} GiB" if count.bit_length() < 1000 else f"{_count(count)} bytes"
+
+
+def _check_table_memory(positions: int, pairs: int, n_axes: int, device: torch.device, argument: str) -> None:
+    """ValueError naming `argument` if building the table needs more memory than `device` has in all; checked
+    before any of it is allocated (a table is prod(sizes) rows: the allocator would fail deep inside torch)."""
+    total = None if torch.compiler.is_compiling() else _device_memory(device)
+    needed = table_bytes(positions, pairs, n_axes)
+    if total is not None and needed > total:
+        raise ValueError(
+            f"{argument}: a table of {_count(positions)} positions x {pairs} pairs needs about {_gib(needed)} to build, "
+            f"more than the {_gib(total)} {device} has"
+        )
 
 
 class RotaryEmbedding(AxialRotaryEmbedding):

@@ -13,6 +13,7 @@ from axialrope import (
     RopeScaling,
     RotaryEmbedding,
     apply_rotary,
+    apply_rotary_,
     apply_rotary_qk,
     grid_coords,
     rope_frequencies,
@@ -149,13 +150,19 @@ def table(*shape):
     return torch.ones(*shape), torch.zeros(*shape)
 
 
+def rope5():
+    """cos, sin (5, 8) of positions 0 .. 4."""
+    return RotaryEmbedding(16)(torch.arange(5))
+
+
 def attention():
     return RoPEAttention(32, 4, 2)  # head_dim 8, 2 key/value heads
 
 
-def kv(batch=1, heads=2, length=3, head_dim=8, value_length=None):
+def kv(batch=1, heads=2, length=3, head_dim=8, value_length=None, dtype=torch.float32):
     return KVCache(
-        torch.zeros(batch, heads, length, head_dim), torch.zeros(batch, heads, value_length or length, head_dim)
+        torch.zeros(batch, heads, length, head_dim, dtype=dtype),
+        torch.zeros(batch, heads, value_length or length, head_dim, dtype=dtype),
     )
 
 
@@ -321,6 +328,42 @@ CASES = [
         ValueError,
         "dype_gamma",
     ),
+    (
+        "yarn-beta-fast-1e308-beta-slow-1e-308",
+        lambda k: lambda: Extrapolation("yarn", beta_fast=1e308, beta_slow=1e-308),
+        ValueError,
+        "beta_fast",
+    ),
+    (
+        "kappa-yarn-beta-fast-1e308",
+        lambda k: lambda: Extrapolation("kappa-yarn", beta_fast=1e308),
+        ValueError,
+        "beta_fast",
+    ),
+    (
+        "scaling-yarn-beta-fast-1e308",
+        lambda k: lambda: RopeScaling("yarn", 2.0, 8, beta_fast=1e308, beta_slow=1e-308),
+        ValueError,
+        "beta_fast",
+    ),
+    (
+        "dype-beta-infinite",
+        lambda k: lambda: Extrapolation("dype-yarn", dype_beta=(math.inf, 0.5)),
+        ValueError,
+        "dype_beta",
+    ),
+    (
+        "dype-gamma-1e308",
+        lambda k: lambda: Extrapolation("dype-yarn", dype_gamma=(1e308, 2.0)),
+        ValueError,
+        "dype_gamma",
+    ),
+    (
+        "riflex-index-beyond-the-time-axis",
+        lambda k: lambda: Extrapolation("riflex", riflex_index=1000).check_axes((8, 12, 12)),
+        ValueError,
+        "riflex_index=1000",
+    ),
     ("grid-negative-size", lambda k: lambda: grid_coords(4, -1), ValueError, "grid sizes"),
     # core: tables and their cache
     ("cache-size-negative", lambda k: lambda: AxialRotaryEmbedding((8, 8), cache_size=-1), ValueError, "cache_size"),
@@ -348,6 +391,18 @@ CASES = [
         "real",
     ),
     ("positions-nan", lambda k: lambda: RotaryEmbedding(8)(torch.tensor([0.0, math.nan])), ValueError, "finite"),
+    (
+        "table-for-a-grid-of-10^12-positions",  # 16 TB asked of the allocator: refused with the size first
+        lambda k: lambda: AxialRotaryEmbedding((8, 8)).for_grid(10**6, 10**6),
+        ValueError,
+        "1e+12 positions",
+    ),
+    (
+        "table-for-a-grid-beyond-a-float",
+        lambda k: lambda: AxialRotaryEmbedding((8, 8)).for_grid(10**400, 2),
+        ValueError,
+        "positions",
+    ),
     # core: applying a table
     (
         "apply-int64-x",
@@ -404,6 +459,39 @@ CASES = [
         "enlarge",
     ),
     ("apply-not-a-tensor", lambda k: lambda: apply_rotary([1.0, 2.0], *table(1, 1)), TypeError, "torch.Tensor"),
+    (
+        "apply-table-on-another-device",  # the meta device stands for a GPU on any machine
+        lambda k: lambda: apply_rotary(torch.ones(4, 16), *(t.to("meta") for t in table(4, 8))),
+        ValueError,
+        "cos is on meta but x is on cpu",
+    ),
+    (
+        "apply-qk-k-on-another-device",
+        lambda k: lambda: apply_rotary_qk(torch.ones(4, 16), torch.ones(4, 16, device="meta"), *table(4, 8)),
+        ValueError,
+        "k is on meta",
+    ),
+    (
+        "apply-in-place-on-overlapping-rows",  # rows 4 apart of 16 channels: torch's own in-place ops let it by
+        lambda k: lambda: apply_rotary_(torch.randn(64).as_strided((3, 16), (4, 1)), *table(3, 8)),
+        ValueError,
+        "overlap in memory",
+    ),
+    (
+        "apply-in-place-on-rows-of-one-stride",
+        lambda k: lambda: apply_rotary_(torch.randn(32).as_strided((2, 2, 16), (1, 1, 1)), *table(2, 2, 8)),
+        ValueError,
+        "overlap in memory",
+    ),
+    (
+        "apply-qk-in-place-q-and-k-overlapping",  # q: positions 0-3 of a buffer, k: positions 1-4 of it
+        lambda k: (
+            buffer := torch.randn(1, 2, 5, 16),
+            lambda: apply_rotary_qk(buffer[:, :, 0:4], buffer[:, :, 1:5], *table(4, 8), inplace=True),
+        )[-1],
+        ValueError,
+        "q and k overlap",
+    ),
     # core: attention and its KV cache
     ("kv-values-shorter-than-keys", lambda k: lambda: kv(length=5, value_length=3), ValueError, "values"),
     ("kv-keys-not-4d", lambda k: lambda: KVCache(torch.zeros(2, 3, 8), torch.zeros(2, 3, 8)), TypeError, "keys"),
@@ -439,6 +527,50 @@ CASES = [
         "values",
     ),
     ("attention-width", lambda k: lambda: attention()(torch.zeros(1, 2, 16)), ValueError, "x must have shape"),
+    (
+        "attention-int64-x",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32, dtype=torch.int64)),
+        TypeError,
+        "torch.int64",
+    ),
+    (
+        "attention-float64-x-float32-weights",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32, dtype=torch.float64)),
+        TypeError,
+        "torch.float64",
+    ),
+    (
+        "attention-x-on-another-device",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32, device="meta")),
+        ValueError,
+        "x is on meta",
+    ),
+    (
+        "attention-float64-cache-float32-x",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32), kv(dtype=torch.float64)),
+        TypeError,
+        "torch.float64",
+    ),
+    (
+        "kv-cache-of-int64",
+        lambda k: (
+            lambda: KVCache(torch.zeros(1, 2, 3, 8, dtype=torch.int64), torch.zeros(1, 2, 3, 8, dtype=torch.int64))
+        ),
+        TypeError,
+        "torch.int64",
+    ),
+    (
+        "kv-cache-keys-and-values-of-two-dtypes",
+        lambda k: lambda: KVCache(torch.zeros(1, 2, 3, 8), torch.zeros(1, 2, 3, 8, dtype=torch.float64)),
+        ValueError,
+        "one dtype",
+    ),
+    (
+        "attention-cache-on-another-device",
+        lambda k: lambda: attention()(torch.zeros(1, 2, 32), cache(keys=torch.zeros(1, 2, 3, 8, device="meta"))),
+        ValueError,
+        "cache keys and values are on meta",
+    ),
 ]
 
 
@@ -458,6 +590,29 @@ HANDLED = [
         "extrapolation-named-without-entropy",
         lambda k: lambda: Extrapolation.from_name("kappa-pi"),
         lambda made: made == Extrapolation("kappa-pi"),
+    ),
+    (
+        "apply-qk-in-place-on-a-fused-qkv-buffer",  # q and k interleave in one buffer without sharing an element
+        lambda k: (
+            buffer := torch.randn(2, 5, 3, 2, 16),  # (batch, seq, q/k/v, heads, head_dim)
+            expected := apply_rotary_qk(buffer[:, :, 0].transpose(1, 2), buffer[:, :, 1].transpose(1, 2), *rope5()),
+            lambda: (
+                apply_rotary_qk(
+                    buffer[:, :, 0].transpose(1, 2), buffer[:, :, 1].transpose(1, 2), *rope5(), inplace=True
+                ),
+                expected,
+            ),
+        )[-1],
+        lambda done: all(torch.equal(a, b) for a, b in zip(*done, strict=True)),
+    ),
+    (
+        "apply-in-place-on-a-transposed-view",  # strided, but no two elements share memory
+        lambda k: (
+            x := torch.randn(16, 5),
+            expected := apply_rotary(x.t(), *rope5()),
+            lambda: (apply_rotary_(x.t(), *rope5()), expected),
+        )[-1],
+        lambda done: torch.equal(*done),
     ),
 ]
 
