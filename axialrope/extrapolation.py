@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .frequencies import yarn_get_mscale
-from .scaling import RopeScaling
+from .scaling import RopeScaling, check_ramp_rotations
 from .validation import is_int, is_real
 
 EXTRAPOLATION_METHODS = (
@@ -121,14 +121,21 @@ class Extrapolation:
                 raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
         if not self.beta_fast > self.beta_slow > 0:
             raise ValueError(f"need beta_fast > beta_slow > 0, got {self.beta_fast} and {self.beta_slow}")
+        check_ramp_rotations(self.beta_fast, "beta_fast")
         if not isinstance(self.entropy_scaling, bool):
             raise TypeError(f"entropy_scaling must be a bool, got {type(self.entropy_scaling).__name__}")
         for name in ("dype_beta", "dype_gamma"):
             value = tuple(getattr(self, name)) if isinstance(getattr(self, name), (tuple, list)) else None
-            if value is None or len(value) != 2 or any(not is_real(v) for v in value) or not value[0] > value[1] > 0:
+            if (
+                value is None
+                or len(value) != 2
+                or any(not is_real(v) or not math.isfinite(v) for v in value)
+                or not value[0] > value[1] > 0
+            ):
                 raise ValueError(
-                    f"{name} must be two numbers (high, low) with high > low > 0, got {getattr(self, name)!r}"
+                    f"{name} must be two numbers (high, low), finite, with high > low > 0, got {getattr(self, name)!r}"
                 )
+            check_ramp_rotations(value[0], f"{name}[0]")
             object.__setattr__(self, name, tuple(float(v) for v in value))
         k = self.riflex_index
         if k is not None and (not is_int(k) or k < 1):
@@ -153,6 +160,24 @@ class Extrapolation:
                     f"{field.name}={getattr(self, field.name)!r} is not read by method {self.method!r} "
                     f"(it reads {reads}); drop it"
                 )
+
+    def check_axes(self, axes_dims: Sequence[int]) -> None:
+        """ValueError unless the method suits a rope of `axes_dims` (rotary channels per axis): riflex needs its
+        temporal_axis among them, and riflex_index (1-based) among that axis's frequency pairs. Called where the
+        method is applied to a model, before any table is built."""
+        if self.method != "riflex":
+            return
+        if self.temporal_axis >= len(axes_dims):
+            raise ValueError(
+                f"temporal_axis={self.temporal_axis}: this rope has {len(axes_dims)} axes (channels {tuple(axes_dims)})"
+            )
+        pairs = axes_dims[self.temporal_axis] // 2
+        if self.riflex_index is not None and self.riflex_index > pairs:
+            raise ValueError(
+                f"riflex_index={self.riflex_index} is beyond the temporal axis's {pairs} frequency pairs (its "
+                f"{axes_dims[self.temporal_axis]} channels); RIFLEx counts them from 1, so give 1 to {pairs}, or "
+                "none for this project's rule"
+            )
 
     @classmethod
     def from_name(cls, name: str, **fields) -> Extrapolation:

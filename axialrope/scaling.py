@@ -14,6 +14,10 @@ from dataclasses import dataclass, fields
 from .validation import is_int, is_real
 
 ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex", "dype_yarn")
+# The ramps of yarn and dype_yarn are bounded by counts of rotations within the trained length. A pair rotates
+# at most L_train / (2 pi) times there (the fastest, frequency 1), so a bound beyond a million rotations is
+# past every pair of any model; and 2 pi times a count near float's limit overflows the ramp's arithmetic.
+MAX_RAMP_ROTATIONS = 1e6
 
 # Each rope type and the optional keys that change its numbers. Anything else in a
 # dict is a typo or a feature we do not have, and gets an error instead of silence.
@@ -157,6 +161,9 @@ class RopeScaling:
                 f"scaling: yarn needs beta_fast > beta_slow > 0, got beta_fast={self.beta_fast}, "
                 f"beta_slow={self.beta_slow}"
             )
+        ramps = {"yarn": ("beta_fast",), "dype_yarn": ("beta_0", "gamma_0")}.get(self.rope_type, ())
+        for name in ramps:
+            check_ramp_rotations(getattr(self, name), f"scaling: {name}")
         if self.rope_type == "dype_yarn":
             if self.kappa < 0:
                 raise ValueError(f"scaling: dype_yarn needs kappa >= 0, got {self.kappa}")
@@ -209,6 +216,16 @@ class RopeScaling:
         return {"rope_type": self.rope_type, **{k: v for k, v in values.items() if v is not None}}
 
 
+def check_ramp_rotations(value: float, name: str) -> None:
+    """ValueError naming `name` unless `value`, the upper bound of a ramp in rotations within the trained length,
+    is at most MAX_RAMP_ROTATIONS (its lower bound lies below it)."""
+    if not value <= MAX_RAMP_ROTATIONS:
+        raise ValueError(
+            f"{name} must be at most {MAX_RAMP_ROTATIONS:g} rotations within the trained length (no pair of any "
+            f"model rotates that often there), got {value!r}"
+        )
+
+
 def as_rope_scaling(scaling, theta: float | None = None) -> RopeScaling | None:
     """None, a transformers-format dict or a `RopeScaling` -> a validated `RopeScaling` or None."""
     if scaling is None or isinstance(scaling, RopeScaling):
@@ -218,4 +235,4 @@ def as_rope_scaling(scaling, theta: float | None = None) -> RopeScaling | None:
     raise TypeError(f"scaling must be None, a dict or a RopeScaling, got {type(scaling).__name__}")
 
 
-__all__ = ["ROPE_TYPES", "RopeScaling", "as_rope_scaling"]
+__all__ = ["MAX_RAMP_ROTATIONS", "ROPE_TYPES", "RopeScaling", "as_rope_scaling", "check_ramp_rotations"]

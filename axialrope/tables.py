@@ -247,8 +247,8 @@ def _check_table_memory(positions: int, pairs: int, n_axes: int, device: torch.d
     needed = table_bytes(positions, pairs, n_axes)
     if total is not None and needed > total:
         raise ValueError(
-            f"{argument}: a table of {_count(positions)} positions x {pairs} pairs needs about {_gib(needed)} to build, "
-            f"more than the {_gib(total)} {device} has"
+            f"{argument}: a table of {_count(positions)} positions x {pairs} pairs needs about {_gib(needed)} to "
+            f"build, more than the {_gib(total)} {device} has"
         )
 
 

@@ -253,6 +253,7 @@ def _prepare(
     )
     if len(dims) != len(family.axes):
         raise ValueError(f"{family.title}: the config gives {len(dims)} rope axes, the declaration {len(family.axes)}")
+    extrapolation.check_axes([dims[a] for a in family.planned_axes])  # riflex_index beyond the time axis's pairs
     setup = RopeSetup(
         family,
         extrapolation,

@@ -88,6 +88,8 @@ class RopeSwitcher:
                 f"extrapolation {extrapolation.method!r} changes RoPE frequencies, but this model uses absolute "
                 "sin-cos positions; use 'none' (optionally with entropy_scaling)"
             )
+        if not self.is_sincos:
+            extrapolation.check_axes(model.rope.embedding.axes_dims)  # e.g. riflex_index beyond the time axis
         planned = self._config_for(1.0 if extrapolation.is_timestep_dependent else None)
         self._static = None if extrapolation.is_timestep_dependent else planned
 

@@ -41,6 +41,37 @@ def flux_with(method: str):
     return call
 
 
+def wan_with(method: str, **options):
+    """The call: `apply_extrapolation` on a tiny Wan transformer (head_dim 12: 4 time, 4 and 4 space channels)."""
+    from diffusers import WanTransformer3DModel
+
+    from axialrope.models import apply_extrapolation
+
+    torch.manual_seed(0)
+    model = WanTransformer3DModel(
+        patch_size=(1, 2, 2),
+        num_attention_heads=2,
+        attention_head_dim=12,
+        in_channels=4,
+        out_channels=4,
+        text_dim=8,
+        freq_dim=8,
+        ffn_dim=8,
+        num_layers=1,
+        rope_max_seq_len=64,
+    )
+    return lambda: apply_extrapolation(model, method, trained_grid=(4, 8, 8), **options)
+
+
+def video_pipe(k):
+    """A tiny video DiT's pipeline: 4 frames of 8x8, its time axis 4 channels (2 frequency pairs)."""
+    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+
+    pipe = AxialDiTPipeline.from_model(k.dit(num_frames=4, rope_axes_dims=(4, 6, 6)))
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
 def lm():
     torch.manual_seed(0)
     return TinyCausalLM(TextLMConfig(vocab_size=8, dim=16, depth=1, num_heads=2, num_kv_heads=1))
@@ -122,6 +153,37 @@ CASES = [
         "KVCache",
     ),
     ("dit-unknown-size", lambda k: lambda: create_dit("huge"), ValueError, "size"),
+    (
+        "apply-extrapolation-riflex-index-1000",  # refused when applied, not at the first forward beyond the grid
+        lambda k: wan_with("riflex", riflex_index=1000),
+        ValueError,
+        "riflex_index=1000",
+    ),
+    (
+        "apply-extrapolation-beta-fast-1e308",
+        lambda k: wan_with("yarn", beta_fast=1e308, beta_slow=1e-308),
+        ValueError,
+        "beta_fast",
+    ),
+    (
+        "apply-extrapolation-dype-beta-infinite",
+        lambda k: wan_with("dype-yarn", dype_beta=(math.inf, 0.5)),
+        ValueError,
+        "dype_beta",
+    ),
+    (
+        "pipeline-riflex-index-1000",
+        lambda k: (
+            lambda: video_pipe(k)(
+                class_labels=[0],
+                num_frames=32,
+                num_inference_steps=1,
+                extrapolation=Extrapolation("riflex", riflex_index=1000),
+            )
+        ),
+        ValueError,
+        "riflex_index=1000",
+    ),
 ]
 
 
