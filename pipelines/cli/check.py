@@ -12,6 +12,7 @@ failure and every n/a.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from axialrope.testing import CHECK_NAMES, LARGE_COORDINATE, CheckResult, run_checks
 
@@ -77,7 +78,17 @@ def format_table(rows: list[tuple[str, list[CheckResult]]], large: float, markdo
     )
 
 
+FLOAT32_MAX = 3.4028234663852886e38  # the precision checks place tokens at --large in float32 too
+
+
 def run(args: argparse.Namespace) -> int:
+    import math
+
+    from .preflight import usage_error
+
+    if not (math.isfinite(args.large) and abs(args.large) + 16 < FLOAT32_MAX):
+        # a coordinate no float32 holds leaves the precision checks n/a: nothing would be checked
+        return usage_error("check", f"--large must be a finite coordinate that float32 can hold, got {args.large}")
     rows, notes = [], []
     for name in args.impl or IMPLEMENTATIONS:
         impl = IMPLEMENTATIONS[name]
@@ -94,4 +105,8 @@ def run(args: argparse.Namespace) -> int:
         print()
         print("\n".join(("- " if args.markdown else "") + note for note in notes))
     failed = any(r.passed is False for _, results in rows for r in results)
+    ran = any(r.passed is not None for _, results in rows for r in results)
+    if args.strict and not ran:  # a gate that checked nothing must not pass
+        print("axialrope check: --strict: no check ran (every one was skipped or n/a)", file=sys.stderr)
+        return 1
     return 1 if args.strict and failed else 0
