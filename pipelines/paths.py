@@ -45,8 +45,25 @@ def _pathconf(folder: Path, name: str, default: int) -> int:
         return default
 
 
+def check_text_path(path: str | Path, argument: str) -> Path:
+    """`path` as a Path if its name is valid UTF-8; ValueError naming `argument` if not. A run prints its paths
+    and records them in text files (config.yaml, calibration.md, trackers' logs), which hold only UTF-8: a
+    name of other bytes (Python's surrogate escapes) would fail there, after the work."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raw = os.fsencode(str(path))
+        raise ValueError(
+            f"{argument} {raw!r}: the name is not valid UTF-8; axialrope prints and records its paths as text: "
+            "rename it (or link it under a UTF-8 name)"
+        ) from None
+    return Path(path)
+
+
 def _check_names(path: Path, existing: Path, argument: str, shown: Path) -> None:
-    """ValueError if a name still to be made under `existing`, or the whole path, is too long."""
+    """ValueError if a name is not valid UTF-8 or a name still to be made under `existing`, or the whole path,
+    is too long."""
+    check_text_path(path.absolute(), argument)
     name_max = _pathconf(existing, "PC_NAME_MAX", _NAME_MAX)
     for part in path.absolute().relative_to(existing.absolute()).parts:
         if len(os.fsencode(part)) > name_max:
@@ -112,6 +129,18 @@ def check_name_fits(path: str | Path, argument: str) -> Path:
     path = Path(path)
     _check_names(path, _nearest_existing(path.parent), argument, path)
     return path
+
+
+def check_outside(out: str | Path, out_argument: str, data: str | Path, data_argument: str) -> None:
+    """ValueError unless the output folder `out` lies outside the folder of images `data`: what a command writes
+    there would become images of it (a picture at its top turns a folder of classes into a flat one), read by
+    the next training or calibration on it."""
+    where, folder = Path(out).resolve(), Path(data).resolve()
+    if where == folder or folder in where.parents:
+        raise ValueError(
+            f"{out_argument} {str(out)!r} lies inside {data_argument} {str(data)!r}: what is written there would "
+            f"become part of the images (and of any training on them); choose a folder outside it"
+        )
 
 
 def free_bytes(path: str | Path) -> int:
@@ -234,6 +263,8 @@ __all__ = [
     "check_name_fits",
     "check_output_file",
     "check_output_folder",
+    "check_outside",
+    "check_text_path",
     "free_bytes",
     "fsync_path",
     "publish",

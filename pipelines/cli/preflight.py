@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from ..paths import check_output_file
+from ..sizes import check_count, check_side, shown
 
 PREFLIGHT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError)
 
@@ -93,7 +94,12 @@ def check_sample_arguments(args: argparse.Namespace) -> None:
     for flag in ("height", "width", "frames"):
         value = getattr(args, flag, None)
         if value is not None and value <= 0:
-            raise ValueError(f"--{flag} must be a positive number of pixels (frames), got {value}")
+            raise ValueError(f"--{flag} must be a positive number of pixels (frames), got {shown(value)}")
+        if value is not None:
+            check_side(value, f"--{flag}")
+    for flag in ("num", "steps", "seed"):
+        if getattr(args, flag, None) is not None:
+            check_count(abs(getattr(args, flag)), f"--{flag}")
     if args.num is not None and args.num < 1:  # None: the model's default
         raise ValueError(f"--num must be a positive integer, got {args.num}")
     if args.steps is not None:

@@ -18,6 +18,7 @@ from torch.utils.data import Sampler
 
 from axialrope.validation import is_int
 
+from ..sizes import check_side
 from .scenes import mix_seed
 
 
@@ -34,6 +35,7 @@ class Bucket:
             value = getattr(self, name)
             if not is_int(value) or value <= 0:
                 raise ValueError(f"bucket {name} must be a positive integer, got {value!r}")
+            check_side(value, f"bucket {name}")
 
     @classmethod
     def parse(cls, text: str | int, frames: int | None = None) -> Bucket:

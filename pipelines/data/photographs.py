@@ -63,6 +63,14 @@ class Crops:
         return self.photo.shape[0]
 
 
+def check_available() -> None:
+    """ValueError (a line, not a traceback) if scikit-image, which holds the photographs, is not installed."""
+    try:
+        _skimage_data()
+    except ImportError:
+        raise ValueError(f"data=photographs: {MISSING}") from None
+
+
 def _skimage_data():
     try:
         from skimage import data

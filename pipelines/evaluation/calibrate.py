@@ -22,6 +22,7 @@ import torch
 from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
+from ..sizes import LARGEST_SIDE, check_count
 from .cells import Method, floor_distance, image_methods, measure_cell
 from .intervals import Interval, best_of, seed_interval
 
@@ -187,6 +188,36 @@ def target_size(trained_size: Sequence[int], patch: Sequence[int], scale: float)
     return tuple(max(p, round(t * scale / p) * p) for t, p in zip(trained_size, patch, strict=True))
 
 
+def target_sizes(
+    trained_size: Sequence[int], patch: Sequence[int], scales: Sequence[float], argument: str = "scales"
+) -> dict[float, tuple[int, int]]:
+    """{scale: `target_size`} of checked `scales`; ValueError naming `argument` for a scale whose size is beyond
+    `sizes.LARGEST_SIDE`, rounds to the trained size (a pick there would describe the trained size, not the
+    scale), or rounds to the size of another scale (one size would get two results)."""
+    sizes: dict[float, tuple[int, int]] = {}
+    trained = tuple(trained_size)
+    for scale in scales:
+        if max(trained) * scale > LARGEST_SIDE:
+            raise ValueError(
+                f"{argument}: {scale:g} times {trained[0]}x{trained[1]} is beyond {LARGEST_SIDE} pixels a side"
+            )
+        size = target_size(trained, patch, scale)
+        if size == trained:
+            least = min((t + p) / t for t, p in zip(trained, patch, strict=True))
+            raise ValueError(
+                f"{argument}: {scale:g} rounds to {size[0]}x{size[1]}, the trained size, in whole patches of "
+                f"{patch[0]}x{patch[1]}; give a scale of at least {least:.4g}"
+            )
+        same = next((other for other, seen in sizes.items() if seen == size), None)
+        if same is not None:
+            raise ValueError(
+                f"{argument}: {same:g} and {scale:g} both round to {size[0]}x{size[1]} in whole patches of "
+                f"{patch[0]}x{patch[1]}; give scales that reach different sizes"
+            )
+        sizes[scale] = size
+    return sizes
+
+
 def check_scales(scales, argument: str = "scales") -> list[float]:
     """`scales` as a sorted list of distinct floats, each above 1 and at most MAX_SCALE; ValueError if not."""
     if isinstance(scales, (int, float)) or not isinstance(scales, Sequence) or not scales:
@@ -236,6 +267,7 @@ def check_counts(num, steps, seeds) -> None:
         if not is_int(value) or value < least:
             why = " (the interval is over seeds)" if name == "seeds" else ""
             raise ValueError(f"{name} must be an integer >= {least}{why}, got {value!r}")
+        check_count(value, name)
     check_steps(steps, "steps")
 
 
@@ -267,7 +299,7 @@ def plan(
         check_guidance_scale(guidance)
     except ValueError as error:
         raise ValueError(f"guidance: {error}") from None
-    sizes = {scale: target_size(pipe.trained_size, model.patchify.patch, scale) for scale in scales}
+    sizes = target_sizes(pipe.trained_size, model.patchify.patch, scales)
     if hasattr(references, "check"):
         references.check([pipe.trained_size, *sizes.values()])
     largest = max(sizes.values(), key=math.prod)
@@ -376,4 +408,5 @@ __all__ = [
     "check_scales",
     "plan",
     "target_size",
+    "target_sizes",
 ]

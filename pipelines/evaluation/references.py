@@ -50,6 +50,11 @@ class ReferenceImages:
         self.argument, self.num_classes = argument, num_classes
         self.dataset, self.images, own_labels = None, None, None
         if isinstance(source, (str, Path, ImageFolderDataset)):
+            if labels is not None:  # a folder's classes are its class folders: labels would be silently unused
+                raise ValueError(
+                    f"labels (class_labels) are for images in memory; the images of the folder {argument} take "
+                    "their classes from its class folders (named as the model's classes)"
+                )
             try:  # reading a folder reads every file: a bad one fails here, named
                 self.dataset = source if isinstance(source, ImageFolderDataset) else ImageFolderDataset(source)
             except (ValueError, FileNotFoundError, NotADirectoryError) as error:

@@ -109,17 +109,22 @@ def prepare(
 ) -> Job:
     """Every check of a calibration, before any work (ValueError, FileNotFoundError naming the flag): the model,
     the references at every size, the methods and counts, memory, the output folder."""
-    from ..paths import check_output_folder
+    from ..paths import check_output_folder, check_outside, check_text_path
     from ..sampling.bundled import load_pipeline
 
+    check_text_path(model, "--model")  # the report names it
     run, folders = run_folders(model)
     reference_dir = training_folder(run) if reference_dir is None else reference_dir
+    check_text_path(reference_dir, "--reference-dir")  # calibration.md names it
+    if out is not None and not str(out).strip():
+        raise ValueError("--out must name a folder, got an empty path (it would be the current folder)")
     out = (
         Path(out)
         if out is not None
         else (run / RESULT_FOLDER if run is not None else folders[0].with_name(folders[0].name + "-" + RESULT_FOLDER))
     )
     check_output_folder(out, "--out")
+    check_outside(out, "--out", reference_dir, "--reference-dir")  # its pictures would join the images
     pipe = load_pipeline(str(model), device)
     if pipe.is_video:
         raise ValueError("--model: calibrate measures image models; this is a video model")
@@ -154,13 +159,13 @@ def _flagged(check, *args, **kwargs):
 def check_training_data(dataset, config) -> None:
     """Before training: ValueError unless the folder `dataset` serves every size `config.calibrate_scales` asks
     for (at least 2 images large enough for each)."""
-    from .calibrate import check_scales, target_size
+    from .calibrate import check_scales, target_sizes
 
     bucket = config.buckets[0]
     scales = check_scales(config.calibrate_scales, "calibrate_scales")
     patch = (config.patch_size, config.patch_size)
-    sizes = [target_size((bucket.height, bucket.width), patch, scale) for scale in scales]
-    ReferenceImages(dataset, argument="calibrate_scales: data_dir").check(sizes)
+    sizes = target_sizes((bucket.height, bucket.width), patch, scales, "calibrate_scales")
+    ReferenceImages(dataset, argument="calibrate_scales: data_dir").check(list(sizes.values()))
 
 
 def save_results(result: Calibration, out: Path) -> None:

@@ -18,7 +18,8 @@ from typing import Any
 from axialrope.validation import is_int, is_real
 
 from ..data.buckets import Bucket
-from ..paths import check_output_folder
+from ..paths import check_output_folder, check_outside, check_text_path
+from ..sizes import check_count
 
 DATA_KINDS = ("shapes", "textures", "photographs", "moving_shapes", "image_folder", "video_folder")
 VIDEO_DATA = ("moving_shapes", "video_folder")
@@ -273,8 +274,13 @@ class TrainConfig:
         if self.data in ("image_folder", "video_folder"):
             if not self.data_dir:
                 raise ValueError(f"data_dir is required with data={self.data!r}")
+            check_text_path(self.data_dir, "data_dir")  # config.yaml records it
         elif self.data_dir:
             raise ValueError(f"data_dir is only read with data=image_folder or video_folder, got data={self.data!r}")
+        if self.data == "photographs":
+            from ..data.photographs import check_available
+
+            check_available()  # a missing package is a line, as for the trackers
         if self.init_from is not None:
             from ..sampling.bundled import resolve_model
             from ..sampling.model_files import check_model_folder
@@ -282,6 +288,7 @@ class TrainConfig:
 
             if not isinstance(self.init_from, str) or not self.init_from:
                 raise ValueError(f"init_from must be a model name or folder, got {self.init_from!r}")
+            check_text_path(self.init_from, "init_from")
             folder = resolve_model(self.init_from)
             if not folder.is_dir():
                 raise ValueError(f"init_from {self.init_from!r} is neither a bundled model name nor an existing folder")
@@ -292,6 +299,8 @@ class TrainConfig:
             raise ValueError(f"output_dir must be a folder path, got {self.output_dir!r}")
         check_output_folder(self.output_dir, "output_dir")
         check_output_folder(Path(self.output_dir) / "checkpoints", "output_dir")  # a file there, or read-only
+        if self.data in ("image_folder", "video_folder"):
+            check_outside(self.output_dir, "output_dir", self.data_dir, "data_dir")
         if self.resume is not None and self.resume != "latest":
             from .checkpoints import checkpoint_step
 
@@ -319,10 +328,15 @@ class TrainConfig:
             check_shuffle(self.dataset_size, self.batch_size, "dataset_size")
         check_steps(self.sample_steps, "sample_steps")
         self._validate_tracking()
-        if self.calibrate_scales is not None:
-            from ..evaluation.calibrate import check_scales
+        from .validation import validation_sizes
 
-            check_scales(self.calibrate_scales, "calibrate_scales")
+        validation_sizes(self)  # scales that round to the trained size, or to one another's: refused now
+        if self.calibrate_scales is not None:
+            from ..evaluation.calibrate import check_scales, target_sizes
+
+            scales = check_scales(self.calibrate_scales, "calibrate_scales")
+            bucket, patch = buckets[0], (self.patch_size, self.patch_size)
+            target_sizes((bucket.height, bucket.width), patch, scales, "calibrate_scales")
             if self.data != "image_folder":
                 raise ValueError(
                     f"calibrate_scales measures on the training folder: it needs data=image_folder, "
@@ -361,6 +375,7 @@ def _check_int(config: TrainConfig, name: str, minimum: int) -> None:
     value = getattr(config, name)
     if not is_int(value) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    check_count(value, name)  # beyond it, float and int64 arithmetic overflow
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

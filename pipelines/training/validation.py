@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 
-from ..evaluation.calibrate import target_size
+from ..evaluation.calibrate import target_sizes
 from ..paths import write_atomically
 from .outputs import save_sample_grid
 
@@ -36,12 +36,16 @@ def scale_name(scale: float) -> str:
 
 def validation_sizes(config) -> list[tuple[str, tuple[int, ...]]]:
     """(name, sample shape) of each validation size: the first bucket ((h, w) or (t, h, w)), then each of
-    `validation_scales` times its height and width, rounded to whole patches (frames kept)."""
+    `validation_scales` times its height and width, rounded to whole patches (frames kept). ValueError naming
+    validation_scales for a scale that rounds to the trained size or to another's, or two that share a name."""
     bucket = config.buckets[0]
     sizes = [(scale_name(1), tuple(bucket.size))]
     patch = (config.patch_size, config.patch_size)
-    for scale in config.validation_scales:
-        height, width = target_size((bucket.height, bucket.width), patch, scale)
+    scaled = target_sizes((bucket.height, bucket.width), patch, config.validation_scales, "validation_scales")
+    for scale, (height, width) in scaled.items():
+        named = next((name for name, _ in sizes if name == scale_name(scale)), None)
+        if named is not None:  # distinct sizes whose scales print alike would overwrite one file
+            raise ValueError(f"validation_scales: {scale!r} would be saved as {named}.png, as another size is")
         sizes.append((scale_name(scale), (*bucket.size[:-2], height, width)))
     return sizes
 

@@ -60,6 +60,10 @@ RUN = dict(
 )  # trackers have tests of their own (test_trackers.py)
 
 
+BEYOND_A_FLOAT = "4" + "0" * 400  # 4 * 10**400: no float holds it, Python's int does
+NOT_UTF8 = os.fsdecode(b"caf\xe9")  # a name of Latin-1 bytes, as a command line passes it (surrogate escapes)
+
+
 def flags(values: dict) -> list[str]:
     """Command-line flags for config values."""
     argv = []
@@ -113,6 +117,10 @@ class Kit:
         from axialrope.pipelines.training import tracking
 
         self._request.getfixturevalue("monkeypatch").setattr(tracking, "_installed", lambda name: False)
+
+    def hide_package(self, name: str) -> None:
+        """Importing the package `name` fails as where it is not installed, on any machine."""
+        self._request.getfixturevalue("monkeypatch").setitem(sys.modules, name, None)
 
     def lock(self, folder: Path):
         """Holds the run lock on `folder` for the case, as a second run in another process would."""

@@ -6,7 +6,7 @@ import torch
 
 from axialrope.pipelines.evaluation.references import ReferenceImages
 
-from .conftest import RUN, flags
+from .conftest import NOT_UTF8, RUN, flags
 
 QUICK = ["--num", "2", "--steps", "1", "--seeds", "2"]
 FOLDER_RUN = {name: value for name, value in RUN.items() if name != "dataset_size"}  # a folder sets its own size
@@ -61,6 +61,23 @@ CLI_CASES = [
     pytest.param(lambda k: calibrate(k, "--scales", "1"), "--scales", id="scale-not-above-1"),
     pytest.param(lambda k: calibrate(k, "--scales", "nan"), "--scales", id="scale-nan"),
     pytest.param(lambda k: calibrate(k, "--scales", "100"), "--scales", id="scale-too-large"),
+    pytest.param(
+        lambda k: calibrate(k, "--scales", "1.01"), "the trained size", id="scale-rounding-to-the-trained-size"
+    ),
+    pytest.param(
+        lambda k: calibrate(k, "--scales", "1.5", "1.51"), "both round to 24x24", id="scales-rounding-to-one-size"
+    ),
+    pytest.param(lambda k: calibrate(k, "--out", ""), "--out", id="out-empty"),
+    pytest.param(
+        lambda k: calibrate(k, "--out", str(k.tmp / "photos" / "results")),
+        "inside --reference-dir",
+        id="out-in-the-data",
+    ),
+    pytest.param(
+        lambda k: ["calibrate", "--model", str(k.run()), "--reference-dir", photos(k, folder=NOT_UTF8), *QUICK],
+        "not valid UTF-8",
+        id="reference-dir-not-utf8",
+    ),
     pytest.param(lambda k: calibrate(k, "--methods", "riflex"), "riflex", id="method-for-video"),
     pytest.param(lambda k: calibrate(k, "--methods", "pi", "bogus"), "bogus", id="method-unknown"),
     pytest.param(lambda k: calibrate(k, "--methods", "auto"), "auto", id="method-auto"),
@@ -121,6 +138,22 @@ CLI_CASES = [
         "calibrate_scales",
         id="train-calibrate-scale-below-1",
     ),
+    pytest.param(
+        lambda k: [
+            "train",
+            "--output-dir",
+            str(k.tmp / "new"),
+            *flags(FOLDER_RUN),
+            "--data",
+            "image_folder",
+            "--data-dir",
+            photos(k),
+            "--calibrate-scales",
+            "1.01",
+        ],
+        "the trained size",
+        id="train-calibrate-scale-rounding-to-the-trained-size",
+    ),
 ]
 
 
@@ -160,6 +193,12 @@ CASES = [
         lambda k: lambda: tiny_pipe().calibrate(torch.rand(4, 3, 16, 16), class_labels=[0, 1]),
         ValueError,
         "labels",
+    ),
+    (
+        "pipe-calibrate-folder-with-labels",  # a folder's classes are its class folders: the labels went unused
+        lambda k: (f := photos(k), lambda: tiny_pipe().calibrate(f, class_labels=[0, 1, 0, 1]))[-1],
+        ValueError,
+        "class folders",
     ),
     (
         "references-too-small",

@@ -15,6 +15,8 @@ from axialrope.pipelines.paths import check_free_space, check_output_file, check
 from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
 from axialrope.pipelines.sampling.memory import check_sampling_memory
 
+from .conftest import BEYOND_A_FLOAT, NOT_UTF8
+
 NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 
 
@@ -466,6 +468,18 @@ CLI_CASES = [
     pytest.param(lambda k: ["sample", "--steps", "0"], "--steps", id="sample-zero-steps"),
     pytest.param(lambda k: ["sample", "--fps", "0"], "--fps", id="sample-zero-fps"),
     pytest.param(lambda k: ["sample", "--height", "-8"], "--height", id="sample-negative-height"),
+    pytest.param(lambda k: ["sample", "--height", BEYOND_A_FLOAT], "--height", id="sample-height-4e400"),
+    pytest.param(
+        lambda k: ["sample", "--model", "moving-shapes-rope", "--frames", BEYOND_A_FLOAT],
+        "--frames",
+        id="sample-frames-4e400",
+    ),
+    pytest.param(lambda k: ["sample", "--num", BEYOND_A_FLOAT], "--num", id="sample-num-4e400"),
+    pytest.param(lambda k: ["sample", "--seed", BEYOND_A_FLOAT], "--seed", id="sample-seed-4e400"),
+    pytest.param(lambda k: ["compare", "--width", BEYOND_A_FLOAT], "--width", id="compare-width-4e400"),
+    pytest.param(
+        lambda k: ["sample", "--out", os.path.join(NOT_UTF8, "x.png")], "not valid UTF-8", id="sample-out-not-utf8"
+    ),
     pytest.param(
         lambda k: (
             f := k.pipeline_folder(),

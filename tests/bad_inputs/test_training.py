@@ -18,6 +18,8 @@ from axialrope.pipelines.training.run_folder import LOCK_FILE
 from axialrope.pipelines.training.text_lm import load_checkpoint
 from axialrope.pipelines.training.train_state import StateFileError, read_state, write_state
 
+from .conftest import BEYOND_A_FLOAT, NOT_UTF8
+
 
 class Payload:
     def __reduce__(self):
@@ -496,6 +498,33 @@ CLI_CASES = [
         id="train-init-from-a-checkpoint-whose-config-says-depth-1e8",
     ),
     pytest.param(lambda k: ["train", "--rope-theta", "0.5"], "rope_theta", id="train-theta-below-1"),
+    pytest.param(lambda k: ["train", "--resolution", BEYOND_A_FLOAT], "resolution", id="train-resolution-4e400"),
+    pytest.param(lambda k: ["train", "--max-steps", BEYOND_A_FLOAT], "max_steps", id="train-max-steps-4e400"),
+    pytest.param(
+        lambda k: ["train", "--validation-steps", "1", "--validation-scales", "1e300"],
+        "validation_scales",
+        id="train-validation-scale-1e300",
+    ),
+    pytest.param(
+        lambda k: ["train", "--validation-steps", "1", "--validation-scales", "1.01"],
+        "the trained size",
+        id="train-validation-scale-rounding-to-the-trained-size",
+    ),
+    pytest.param(
+        lambda k: ["train", "--validation-steps", "1", "--validation-scales", "1.5", "1.51"],
+        "both round to 48x48",
+        id="train-validation-scales-rounding-to-one-size",
+    ),
+    pytest.param(
+        lambda k: ["train", "--output-dir", NOT_UTF8, "--report-to", "tensorboard"],
+        "not valid UTF-8",
+        id="train-output-dir-not-utf8-with-tensorboard",
+    ),
+    pytest.param(
+        lambda k: (k.hide_package("skimage"), ["train", "--data", "photographs"])[-1],
+        "pip install axialrope[photos]",
+        id="train-photographs-without-scikit-image",
+    ),
     pytest.param(lambda k: ["train", "--learning-rate", "inf"], "learning_rate", id="train-learning-rate-inf"),
     pytest.param(lambda k: ["train", "--guidance-scale", "1e30"], "guidance_scale", id="train-guidance-1e30"),
     pytest.param(
