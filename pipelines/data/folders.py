@@ -1,15 +1,17 @@
 """Datasets of a user's own files: a folder of images, a folder of videos or of frame folders.
 
 Layouts: images in class subfolders (`root/<class>/.../<image>`, labels from the sorted class
-names, as torchvision's `ImageFolder`) or flat (images directly in `root`: no labels, subfolders
-ignored); videos as animated GIF/WebP files, video files (MP4, WebM, MOV, ... with PyAV) and/or
-subfolders of frame images, directly in `root`. Hidden files and folders (".ipynb_checkpoints")
-are skipped, and no folder or file is read twice however links lead to it (a link loop ends).
+names, as torchvision's `ImageFolder`) or flat (images directly in `root`: no labels; subfolders
+without images ignored, images in both places refused); videos as animated GIF/WebP files, video
+files (MP4, WebM, MOV, ... with PyAV) and/or subfolders of frame images, directly in `root`. Hidden
+files and folders (".ipynb_checkpoints") are skipped, and no folder or file is read twice however
+links lead to it (a link loop ends).
 
 Every file is read whole when the dataset is built (a truncated image fails then, naming it,
 not mid-run), within `memory.MAX_IMAGE_PIXELS`. Images are read as a photo library shows them:
 turned upright by their EXIF orientation, 16-bit grey scaled to 8 bits. An item is centre-cropped
-to its bucket's aspect, then resized (never more pixels than the file holds, or the bucket).
+to its bucket's aspect, then resized (never more pixels than the file holds, or the bucket); an item
+that would be enlarged more than MAX_ENLARGEMENT times a side is refused when the buckets are checked.
 Samples: "pixel_values" in [-1, 1], (3, h, w) or (3, t, h, w), and "class_labels" with classes.
 """
 
@@ -33,6 +35,9 @@ from .buckets import Bucket, check_buckets
 from .video_io import CONTAINER_EXTENSIONS, av_available, probe_video, read_video_frames
 
 ANIMATION_EXTENSIONS = (".gif", ".webp")  # animated images that PIL decodes; containers go through PyAV
+# an item enlarged more than this many times a side to its bucket is blocks of that many pixels: a 1x1 icon
+# trained at 32x32 teaches flat squares (calibration refuses any enlargement of its references)
+MAX_ENLARGEMENT = 8
 _TURNED = (5, 6, 7, 8)  # EXIF orientations that swap width and height
 
 
@@ -188,6 +193,22 @@ class _FolderDataset(Dataset):
                     f"{MAX_ASPECT_MISMATCH:g} times off every training size's ({', '.join(str(b) for b in buckets)}): "
                     "crop it, remove it, or add a --resolution of its shape"
                 )
+            self._check_enlargement(index, width, height, buckets)
+
+    def _check_enlargement(self, index: int, width: int, height: int, buckets: Sequence[Bucket]) -> None:
+        """ValueError naming the item if its crop would be enlarged more than MAX_ENLARGEMENT times a side to the
+        largest bucket of its aspect (the bucket nearest its aspect, as `buckets.nearest_buckets` assigns it)."""
+        nearest = min(abs(math.log(width / height / b.aspect)) for b in buckets)
+        candidates = [b for b in buckets if abs(math.log(width / height / b.aspect)) == nearest]
+        bucket = max(candidates, key=lambda b: b.height * b.width)
+        crop_h, crop_w = centre_crop_size(height, width, bucket.height, bucket.width)
+        factor = max(bucket.height / crop_h, bucket.width / crop_w)
+        if factor > MAX_ENLARGEMENT:
+            raise ValueError(
+                f"data_dir: {self._name(index)!r} is {width}x{height} pixels: training at {bucket} would enlarge it "
+                f"{factor:.3g} times a side, more than {MAX_ENLARGEMENT} (its pixels would be blocks, not a picture); "
+                "remove it, or train at a smaller --resolution"
+            )
 
     def _load(self, index: int, bucket: Bucket) -> dict[str, torch.Tensor]:
         raise NotImplementedError
@@ -216,11 +237,19 @@ class ImageFolderDataset(_FolderDataset):
         scan = _Scan()
         entries = scan.entries(self.root)
         flat = [p for p in entries if _is_image(p)]
+        classes = [p for p in entries if p.is_dir()]
+        images = [scan.images_under(folder) for folder in classes]
         if flat:
+            holding = [folder.name for folder, found in zip(classes, images, strict=True) if found]
+            if holding:  # flat would drop every class; classes would drop the loose images: neither is meant
+                raise ValueError(
+                    f"data_dir: {str(self.root)!r} mixes images at its top ({flat[0].name!r}"
+                    f"{f' and {len(flat) - 1} more' if len(flat) > 1 else ''}) with class folders of images "
+                    f"({', '.join(repr(n) for n in holding[:3])}{', ...' if len(holding) > 3 else ''}): move "
+                    f"{flat[0].name!r} into a class folder (or out of the folder), or keep the images flat"
+                )
             self.paths, self.labels = flat, None
         else:
-            classes = [p for p in entries if p.is_dir()]
-            images = [scan.images_under(folder) for folder in classes]
             if not any(images):
                 raise ValueError(
                     f"data_dir: {str(self.root)!r} holds no images ({', '.join(IMG_EXTENSIONS)}), "

@@ -133,6 +133,25 @@ CASES = [
         "decompression bomb",
     ),
     (
+        "loose-image-beside-class-folders",  # flat would drop every class, classes the loose image
+        lambda k: (
+            d := classes(k.tmp, "cats", "dogs"),
+            Image.new("RGB", (16, 16)).save(d / "stray.png"),
+            lambda: ImageFolderDataset(d),
+        )[-1],
+        ValueError,
+        "'stray.png'",
+    ),
+    (
+        "image-of-1-by-1-pixel",
+        lambda k: (
+            d := images(k.tmp, ("dot.png", k.png(1, 1))),
+            lambda: ImageFolderDataset(d).check_buckets([Bucket(16, 16)]),
+        )[-1],
+        ValueError,
+        "dot.png",
+    ),
+    (
         "frame-folder-with-a-truncated-frame",
         lambda k: (
             d := images(k.tmp),
@@ -187,6 +206,24 @@ HANDLED = [
         lambda data: len(data) == 1,
     ),
     (
+        "flat-folder-beside-a-folder-without-images",  # a folder of notes is no class: the images stay flat
+        lambda k: (
+            d := images(k.tmp),
+            (d / "notes").mkdir(),
+            (d / "notes" / "a.txt").write_text("x"),
+            lambda: ImageFolderDataset(d),
+        )[-1],
+        lambda data: data.labels is None and len(data) == 4,
+    ),
+    (
+        "image-enlarged-twice",  # 8x8 at 16x16: enlarged, within MAX_ENLARGEMENT
+        lambda k: (
+            d := images(k.tmp, ("small.png", k.png(8, 8))),
+            lambda: (data := ImageFolderDataset(d), data.check_buckets([Bucket(16, 16)]), data)[-1],
+        )[-1],
+        lambda data: len(data) == 5,
+    ),
+    (
         "class-folders-named-by-numbers",
         lambda k: (d := classes(k.tmp, "3", "1", "2"), lambda: ImageFolderDataset(d))[-1],
         lambda data: data.class_names == ("1", "2", "3") and data.labels.tolist() == [0, 1, 2],
@@ -220,6 +257,23 @@ CLI_CASES = [
         id="train-image-of-1-by-1000000-pixels",
     ),
     pytest.param(lambda k: folder_run(k.tmp, k.tmp / "missing"), "does not exist", id="train-missing-data-folder"),
+    pytest.param(
+        lambda k: (
+            d := classes(k.tmp, "cats", "dogs"),
+            Image.new("RGB", (16, 16)).save(d / "stray.png"),
+            folder_run(k.tmp, d),
+        )[-1],
+        "stray.png",
+        id="train-loose-image-beside-class-folders",
+    ),
+    pytest.param(
+        lambda k: folder_run(k.tmp, images(k.tmp, ("dot.png", k.png(1, 1)))), "dot.png", id="train-image-of-1-by-1"
+    ),
+    pytest.param(
+        lambda k: folder_run(k.tmp, images(k.tmp), "--output-dir", str(k.tmp / "data" / "run")),
+        "inside data_dir",
+        id="train-output-dir-inside-the-data",
+    ),
     pytest.param(
         lambda k: folder_run(k.tmp, images(k.tmp), "--batch-size", "8"),
         "lower batch_size",
