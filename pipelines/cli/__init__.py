@@ -1,6 +1,7 @@
 """The `axialrope` command line: one subcommand per module.
 
-Each module named in COMMANDS defines `add_arguments(parser)` and `run(args)`.
+Each module named in COMMANDS defines `add_arguments(parser)` and `run(args)`, and may define INTERRUPTED: what
+it keeps when Ctrl-C or SIGTERM stops it (`interrupts.py`; exit code 130 or 143).
 It is imported only when its subcommand runs, so `axialrope check` does not pay
 for importing the training stack.
 """
@@ -71,7 +72,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module, parser = command_parser(argv[0])
     _quiet_known_notices()
-    return int(module.run(parser.parse_args(argv[1:])) or 0)
+    args = parser.parse_args(argv[1:])
+    from .interrupts import interrupted, stoppable
+
+    with stoppable():  # SIGTERM unwinds as Ctrl-C does: locks released, temporaries and half-published files undone
+        try:
+            return int(module.run(args) or 0)
+        except KeyboardInterrupt as stop:  # a command's own line (INTERRUPTED) says what it kept
+            return interrupted(argv[0], stop, getattr(module, "INTERRUPTED", "nothing was written"))
 
 
 def command_parser(command: str) -> tuple:

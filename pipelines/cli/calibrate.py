@@ -13,9 +13,12 @@ default), and records the best method per scale as the pipeline's `default_extra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
+
+INTERRUPTED = "nothing was recorded: the model's default_extrapolation and its calibration results are as they were"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ..training.run_folder import RunLock
     from .preflight import PREFLIGHT_ERRORS, check_device, usage_error
 
+    held = contextlib.ExitStack()  # the run's lock and the results', for the calibration's life
     try:
         check_device(args.device)
         job = prepare(
@@ -71,21 +75,25 @@ def run(args: argparse.Namespace) -> int:
             args.out,
             args.device,
         )
-        lock = RunLock(job.run_folder, report=print) if job.run_folder is not None else None
-        if lock is not None:
-            lock.__enter__()  # a training run writing this folder meanwhile: refused, before any work
+        if job.run_folder is not None:  # a training run writing this folder meanwhile: refused, before any work
+            held.enter_context(RunLock(job.run_folder, report=print))
+        held.enter_context(job.results)  # another calibration writing the same results: refused too
     except PREFLIGHT_ERRORS as error:
+        held.close()
         return usage_error("calibrate", error)
-    try:
-        job.run(progress=True)
-    except OSError as error:
-        where = f" {error.filename!r}" if getattr(error, "filename", None) else ""
-        print(f"axialrope calibrate: could not write{where}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    except (ValueError, RuntimeError) as error:  # during the work: samples that are not finite, ...
-        print(f"axialrope calibrate: {' '.join(str(error).split())}; the model's default is unchanged", file=sys.stderr)
-        return 1
-    finally:
-        if lock is not None:
-            lock.__exit__(None, None, None)
+    with held:
+        try:
+            job.run(progress=True)
+        except OSError as error:
+            where = f" {error.filename!r}" if getattr(error, "filename", None) else ""
+            print(
+                f"axialrope calibrate: could not write{where}: {error.strerror or error}; nothing was recorded: the "
+                "model's default_extrapolation and its calibration results are as they were",
+                file=sys.stderr,
+            )
+            return 1
+        except (ValueError, RuntimeError) as error:  # during the work: samples that are not finite, ...
+            message = " ".join(str(error).split())
+            print(f"axialrope calibrate: {message}; the model's default is unchanged", file=sys.stderr)
+            return 1
     return 0

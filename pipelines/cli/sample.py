@@ -15,6 +15,7 @@ pipeline records for the requested scale; for diffusers pipelines auto is "none"
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import re
@@ -24,6 +25,7 @@ import time
 from ..sampling.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
 from ..sampling.extrapolation_names import AUTO, is_auto, make_extrapolation
 
+INTERRUPTED = "nothing was written: the files at --out are as they were"
 DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
 # the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
 SCHEDULER_HELP = (
@@ -253,25 +255,28 @@ def run_family(args: argparse.Namespace) -> int:
     from .preflight import PREFLIGHT_ERRORS, check_sample_arguments, usage_error
 
     started = time.perf_counter()
-    try:
-        check_sample_arguments(args)  # device, --out, numbers: before the model loads
-        expected = video_of_folder(args.model)
-        if expected is not None:  # a local folder: check --out before loading the weights
-            check_output(args.out, video=expected)
-        extrapolation_options, family_options = split_family_options(parse_options(args.option))
-        extrapolation = make_extrapolation(
-            args.extrapolation, args.entropy_scaling, extrapolation_options, auto=plain_extrapolation
-        )
-        pipe = family_pipeline(args)
-        video = is_video_pipeline(pipe)
-        out = check_output(args.out, video=video)
-        result = generate(pipe, extrapolation, args.trained_grid, family_options, **family_kwargs(pipe, args))
-    except PREFLIGHT_ERRORS as error:
-        return usage_error("sample", error)
-    try:
-        shown = write_samples(result if video else None, None if video else result, out, args.fps, result.shape[0])
-    except OSError as error:
-        return write_error("sample", out, error)
+    with contextlib.ExitStack() as held:  # the outputs' lock, from before the model loads to after the writes
+        try:
+            check_sample_arguments(args)  # device, --out, numbers: before the model loads
+            expected = video_of_folder(args.model)
+            if expected is not None:  # a local folder: check --out before loading the weights
+                check_output(args.out, video=expected)
+            extrapolation_options, family_options = split_family_options(parse_options(args.option))
+            extrapolation = make_extrapolation(
+                args.extrapolation, args.entropy_scaling, extrapolation_options, auto=plain_extrapolation
+            )
+            outputs = held.enter_context(sample_outputs(args.out))  # another command writing them: refused
+            pipe = family_pipeline(args)
+            video = is_video_pipeline(pipe)
+            out = check_output(args.out, video=video)
+            result = generate(pipe, extrapolation, args.trained_grid, family_options, **family_kwargs(pipe, args))
+        except PREFLIGHT_ERRORS as error:
+            return usage_error("sample", error)
+        try:
+            frames, images = (result, None) if video else (None, result)
+            shown = write_samples(frames, images, out, args.fps, result.shape[0], outputs)
+        except OSError as error:
+            return write_error("sample", out, error)
     size = tuple(result.shape[-2:])
     method = f"{AUTO}: {extrapolation.method}" if is_auto(args.extrapolation) else extrapolation.method
     print(
@@ -293,16 +298,28 @@ def check_output(out: str, video: bool):
     return out
 
 
-def write_samples(frames, images, out, fps: float, per_row: int) -> str:
-    """Write the samples (see `outputs.save_videos`, `outputs.save_grid`) beside `out` and publish them together:
-    a failed write (a full disk) leaves no file of this call and the files already there. The paths, shown."""
-    from ..paths import write_beside
+def sample_outputs(out: str):
+    """The set of files `sample` writes for `--out` (`publishing.OutputSet`), keyed by its stem: held for the run,
+    so a second command writing them is refused, and a set a killed run left half-published is put back."""
+    from pathlib import Path
+
+    from ..publishing import OutputSet
+
+    out = Path(out)
+    return OutputSet(out.parent, out.stem, argument="--out")
+
+
+def write_samples(frames, images, out, fps: float, per_row: int, outputs) -> str:
+    """Write the samples (see `outputs.save_videos`, `outputs.save_grid`) as `out` and publish them as one set
+    through `outputs` (`sample_outputs`): a video's GIF, PNG, MP4 and frames all replace the previous ones at once,
+    and a failed write (a full disk) leaves the files already there. The paths, shown."""
     from ..sampling.outputs import save_grid, save_videos
 
     if frames is not None:
-        written = write_beside(out, lambda path: save_videos(frames, path, fps=fps))
+        members = [out.stem + suffix for suffix in (".gif", ".png", ".mp4", "_frames")]
+        written = outputs.publish(members, lambda staging: save_videos(frames, staging / out.name, fps=fps))
         return ", ".join(str(p) for p in written.values())
-    return str(write_beside(out, lambda path: save_grid(images, path, per_row=per_row)))
+    return str(outputs.publish([out.name], lambda staging: save_grid(images, staging / out.name, per_row=per_row)))
 
 
 def write_error(command: str, out, error: OSError) -> int:
@@ -364,25 +381,27 @@ def run(args: argparse.Namespace) -> int:
     if is_family_model(args.model):
         return run_family(args)
     started = time.perf_counter()
-    try:
-        check_sample_arguments(args)  # device, --out, numbers: before the model loads
-        pipe = load_pipeline(args.model, args.device)
-        out = check_output(args.out, video=pipe.is_video)
-        options, family_options = split_family_options(parse_options(args.option))
-        if family_options:
-            raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
-        # auto: the pipeline's pick for the requested size (a bad size raises the pipeline's own error here)
-        resolve = functools.partial(pipe.resolve_extrapolation, args.height, args.width, args.frames)
-        extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, options, auto=resolve)
-        kwargs, per_row = sampling_kwargs(pipe, args)
-        check_sampling(pipe, kwargs, out)  # memory for the requested size and --num, the disk: before sampling
-        output = pipe(extrapolation=extrapolation, **kwargs)
-    except PREFLIGHT_ERRORS as error:
-        return usage_error("sample", error)
-    try:
-        shown = write_samples(output.frames, output.images, out, args.fps, per_row)
-    except OSError as error:
-        return write_error("sample", out, error)
+    with contextlib.ExitStack() as held:  # the outputs' lock, from before the model loads to after the writes
+        try:
+            check_sample_arguments(args)  # device, --out, numbers: before the model loads
+            outputs = held.enter_context(sample_outputs(args.out))  # another command writing them: refused
+            pipe = load_pipeline(args.model, args.device)
+            out = check_output(args.out, video=pipe.is_video)
+            options, family_options = split_family_options(parse_options(args.option))
+            if family_options:
+                raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
+            # auto: the pipeline's pick for the requested size (a bad size raises the pipeline's own error here)
+            resolve = functools.partial(pipe.resolve_extrapolation, args.height, args.width, args.frames)
+            extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, options, auto=resolve)
+            kwargs, per_row = sampling_kwargs(pipe, args)
+            check_sampling(pipe, kwargs, out)  # memory for the requested size and --num, the disk: before sampling
+            output = pipe(extrapolation=extrapolation, **kwargs)
+        except PREFLIGHT_ERRORS as error:
+            return usage_error("sample", error)
+        try:
+            shown = write_samples(output.frames, output.images, out, args.fps, per_row, outputs)
+        except OSError as error:
+            return write_error("sample", out, error)
     samples = output.frames if output.frames is not None else output.images
     steps = DIT_STEPS if args.steps is None else args.steps
     settings = describe(pipe, extrapolation, args.scheduler, steps, auto=is_auto(args.extrapolation))

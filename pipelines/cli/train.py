@@ -73,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
         result = train(config)
     except PREFLIGHT_ERRORS as error:  # train checks the folder, the data, the resume and memory before any work
         return usage_error("train", error)
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say what the run kept
+        from .interrupts import interrupted
+
+        return interrupted("train", stop, kept_by_run(config))
     except (RuntimeError, OSError) as error:  # during the run: a non-finite loss, a write that failed
         message = " ".join(str(error).split())
         if isinstance(error, OSError) and error.strerror:
@@ -86,6 +90,19 @@ def run(args: argparse.Namespace) -> int:
     if result.is_main_process:
         print(result_line(result))
     return 0
+
+
+def kept_by_run(config) -> str:
+    """What a stopped run kept: its last good checkpoint (and how to go on from it), or that it had none."""
+    from ..training.checkpoints import latest_checkpoint
+
+    last = latest_checkpoint(Path(config.output_dir) / "checkpoints")
+    if last is None:
+        return f"no checkpoint had been saved yet; nothing half-written is left in {config.output_dir!r}"
+    return (
+        f"the last good checkpoint is {str(last)!r}; continue with --resume latest (nothing half-written is left, "
+        "and the steps after that checkpoint will be trained again)"
+    )
 
 
 def result_line(result) -> str:

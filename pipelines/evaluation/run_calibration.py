@@ -20,6 +20,7 @@ from .calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
 from .references import ReferenceImages
 
 RESULT_FOLDER = "calibration"
+RESULT_FILES = ("calibration.md", "calibration.json", "calibration-*.png")  # one set: published together
 
 
 def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
@@ -71,8 +72,23 @@ class Job:
     report: Callable[[str], None] = print
     run_folder: Path | None = None
 
+    @property
+    def results(self):
+        """The results in `out` as one set (`publishing.OutputSet`): a new calibration replaces every file of the
+        previous one at once (its report, its pictures), never some of them. Enter it to hold it early."""
+        if getattr(self, "_results", None) is None:
+            from ..publishing import OutputSet
+
+            self._results = OutputSet(self.out, RESULT_FOLDER, argument="--out", report=self.report)
+        return self._results
+
     def run(self, progress: bool = True) -> Calibration:
-        """Measure, print the table, save the results, then record the bands in the pipeline folders."""
+        """Measure and print the table; then save the results and record the bands in every pipeline folder, both
+        or neither (the folders were found writable before the work; a write that fails now undoes the others)."""
+        import contextlib
+
+        from ..sampling.default_extrapolation import write_default_extrapolations
+
         result = calibrate(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
         self.report(result.table())
         unclear = ", ".join(f"{r.scale:g}x" for r in result.unclear)
@@ -81,17 +97,33 @@ class Job:
                 f"at {unclear} the best method's interval does not clear the runner-up's: more --seeds or "
                 "--num would tell them apart (the pick stands, as the lowest mean)"
             )
-        save_results(result, self.out)
-        from ..sampling.default_extrapolation import write_default_extrapolation
+        previous = _recorded_calibration(self.folders)
 
-        for folder in self.folders:
-            write_default_extrapolation(folder, result.bands)
+        def stage(staging: Path) -> None:  # the results first, whole; the defaults next; then the results publish
+            save_results(result, staging)
+            write_default_extrapolations(self.folders, result.bands)
+
+        with contextlib.nullcontext() if self.results.lock.held else self.results:
+            self.results.publish(RESULT_FILES, stage)
         where = ", ".join(str(f) for f in self.folders)
+        replaced = f", replacing the {previous} of an earlier calibration" if previous else ""
         self.report(
-            f"wrote {self.out}/calibration.md, calibration.json and {len(result.scales)} pictures; "
-            f"default_extrapolation recorded in {where}"
+            f"wrote {self.out}/calibration.md, calibration.json and {len(result.scales)} "
+            f"picture{'s' if len(result.scales) != 1 else ''}; "
+            f"default_extrapolation recorded in {where}{replaced}"
         )
         return result
+
+
+def _recorded_calibration(folders: list[Path]) -> str | None:
+    """ "3 bands" if the first folder's default_extrapolation was measured by a calibration, else None."""
+    index = folders[0] / "model_index.json"
+    try:
+        bands = json.loads(index.read_text()).get("default_extrapolation") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    measured = [band for band in bands if isinstance(band, dict) and "measured" in band]
+    return f"{len(measured)} band{'s' if len(measured) != 1 else ''}" if measured else None
 
 
 def prepare(
@@ -125,6 +157,9 @@ def prepare(
     )
     check_output_folder(out, "--out")
     check_outside(out, "--out", reference_dir, "--reference-dir")  # its pictures would join the images
+    from ..sampling.default_extrapolation import check_defaults_writable
+
+    check_defaults_writable(folders, "--model")  # both pipeline folders, before any work: never one of them
     pipe = load_pipeline(str(model), device)
     if pipe.is_video:
         raise ValueError("--model: calibrate measures image models; this is a video model")
@@ -169,7 +204,8 @@ def check_training_data(dataset, config) -> None:
 
 
 def save_results(result: Calibration, out: Path) -> None:
-    """calibration.md (the table and the bands), calibration.json (every value) and one labelled picture per size."""
+    """calibration.md (the table and the bands), calibration.json (every value) and one labelled picture per size
+    (RESULT_FILES), each written atomically; `Job.run` writes them into a staging folder and publishes them as one."""
     from ..paths import write_atomically, write_text_atomically
     from .grids import save_labelled_grid
 
@@ -194,4 +230,13 @@ def save_results(result: Calibration, out: Path) -> None:
         )
 
 
-__all__ = ["RESULT_FOLDER", "Job", "check_training_data", "prepare", "run_folders", "save_results", "training_folder"]
+__all__ = [
+    "RESULT_FILES",
+    "RESULT_FOLDER",
+    "Job",
+    "check_training_data",
+    "prepare",
+    "run_folders",
+    "save_results",
+    "training_folder",
+]

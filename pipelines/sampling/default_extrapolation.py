@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -99,12 +100,60 @@ def _check_band(band, index: int, last: bool, previous: float, video: bool | Non
 def write_default_extrapolation(folder: str | Path, bands: list[dict] | None) -> Path:
     """Record `bands` (checked) as the `default_extrapolation` in a pipeline folder's model_index.json, atomically;
     the rest of the file is kept. Returns the file's path."""
-    from ..paths import write_text_atomically
+    return write_default_extrapolations([folder], bands)[0]
 
-    path = Path(folder) / "model_index.json"
-    index = json.loads(path.read_text())
-    index["default_extrapolation"] = check_default_extrapolation(bands)
-    return write_text_atomically(path, json.dumps(index, indent=2) + "\n")
+
+def check_defaults_writable(folders: Sequence[str | Path], argument: str) -> None:
+    """ValueError naming `argument` and the folder unless every folder's model_index.json can be rewritten (a file
+    can be made beside it and it can be replaced): checked before a calibration's work, so that it never
+    records its default in one folder and fails in the next."""
+    from ..paths import check_output_folder
+
+    for folder in folders:
+        path = Path(folder) / "model_index.json"
+        check_output_folder(folder, argument)  # a probe file: permissions, read-only file systems
+        if path.exists() and not os.access(path, os.W_OK):
+            raise ValueError(f"{argument}: {str(path)!r} is not writable, so the default could not be recorded there")
+
+
+def write_default_extrapolations(folders: Sequence[str | Path], bands: list[dict] | None) -> list[Path]:
+    """Record `bands` in the model_index.json of every folder (a run's pipeline/ and pipeline-config/): all of them
+    or none. Each new file is written beside its old one first; then they replace the old ones, and a failure
+    among the replacements puts back the ones already replaced. Returns the files' paths."""
+    import tempfile
+
+    from ..paths import fsync_path
+
+    checked = check_default_extrapolation(bands)
+    staged: list[tuple[Path, Path, bytes]] = []  # (temporary, final, its old bytes)
+    try:
+        for folder in folders:
+            path = Path(folder) / "model_index.json"
+            old = path.read_bytes()
+            index = json.loads(old)
+            index["default_extrapolation"] = checked
+            descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".model_index.json.", suffix=".tmp")
+            staged.append((Path(temporary), path, old))
+            with os.fdopen(descriptor, "w") as file:
+                file.write(json.dumps(index, indent=2) + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+            os.chmod(temporary, 0o644)
+        replaced: list[tuple[Path, bytes]] = []
+        try:
+            for temporary, path, old in staged:
+                os.replace(temporary, path)
+                replaced.append((path, old))
+            for _, path, _ in staged:
+                fsync_path(path.parent)
+        except BaseException:
+            for path, old in replaced:  # the folders agree again: each holds its old default
+                path.write_bytes(old)
+            raise
+    finally:
+        for temporary, _, _ in staged:
+            temporary.unlink(missing_ok=True)
+    return [path for _, path, _ in staged]
 
 
 def extrapolation_scale(train_grid: Sequence[int], grid: Sequence[int]) -> float:

@@ -44,7 +44,7 @@ from .resume import (
     resume_changes,
     trainer_counters,
 )
-from .run_folder import RunFolderError, RunLock, check_run_start, clear_run
+from .run_folder import RunFolderError, RunLock, check_run_start, clear_run, remove_temporaries
 from .tracking import accelerator_kwargs, finish_trackers, log_images, log_scalars, start_trackers, trackers_for
 from .validation import check_validation_memory, validate
 
@@ -331,6 +331,8 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
         return _train_locked(config, accelerator, dataset, loader, sampler, started, on_checkpoint)
     except BaseException:
         finish_trackers(accelerator)  # what they hold so far reaches their files
+        if accelerator.is_main_process:  # stopped mid-write (Ctrl-C, SIGTERM, an error): nothing half-made stays
+            remove_temporaries(output)
         raise
     finally:
         if accelerator.is_main_process:

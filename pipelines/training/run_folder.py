@@ -4,20 +4,16 @@
     with RunLock(config.output_dir):   # for the run's life; a second run on the folder is refused
         clear_run(folder)              # --overwrite-output-dir: the old run's files go, nothing else
 
-The lock is `fcntl.flock` on `<output_dir>/.axialrope-train.lock`, which names its holder; the kernel
-drops it when the process ends however it ends, so the file of a killed run is stale and is taken
-over (and said). Where flock is missing, the file is made exclusively and a holder that no longer
-runs is stale. Nothing here deletes through a link.
+The lock is a `locks.FileLock` on `<output_dir>/.axialrope-train.lock`, which names its holder; the
+file of a killed run is stale and is taken over (and said). Nothing here deletes through a link.
 """
 
 from __future__ import annotations
 
-import datetime
-import os
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from ..locks import FileLock
 from ..paths import remove_tree
 from .checkpoints import list_checkpoints
 
@@ -90,29 +86,25 @@ def clear_run(folder: str | Path) -> list[str]:
     """Delete the files of a run in `folder` (RUN_FILES and the temporaries of a crashed run), nothing
     else, and no link's target; returns the names deleted."""
     folder = Path(folder)
-    doomed = run_files(folder) + sorted(p.name for p in folder.glob("*.tmp") if p.name.startswith(RUN_FILES))
+    doomed = run_files(folder)
+    for name in doomed:
+        remove_tree(folder / name)
+    return doomed + remove_temporaries(folder)
+
+
+def remove_temporaries(folder: str | Path) -> list[str]:
+    """Delete what a run stopped mid-write leaves in `folder`: its outputs staged beside their final names
+    (`model.tmp`, ...) and a checkpoint being saved (`checkpoints/checkpoint-N.tmp`); returns their names."""
+    folder = Path(folder)
+    doomed = sorted(p.name for p in folder.glob("*.tmp") if p.name.startswith(RUN_FILES))
+    doomed += sorted(f"checkpoints/{p.name}" for p in folder.glob("checkpoints/checkpoint-*.tmp"))
     for name in doomed:
         remove_tree(folder / name)
     return doomed
 
 
-def _holder() -> str:
-    started = datetime.datetime.now().isoformat(timespec="seconds")
-    return f"process {os.getpid()} on {socket.gethostname()}, started {started}"
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists but is another user's
-        return True
-    return True
-
-
-class RunLock:
-    """An exclusive lock on a run folder, held from `__enter__` to `__exit__`.
+class RunLock(FileLock):
+    """An exclusive lock on a run folder (`<folder>/.axialrope-train.lock`), held from `__enter__` to `__exit__`.
 
     The folder is made if missing, and removed again on exit if nothing was written into it.
     RunFolderError naming the holder if another process holds the lock; `report` receives one line
@@ -120,21 +112,13 @@ class RunLock:
     """
 
     def __init__(self, folder: str | Path, report: Callable[[str], None] = print):
-        self.folder, self.report = Path(folder), report
-        self.path = self.folder / LOCK_FILE
-        self._descriptor: int | None = None
-        self._made: list[Path] = []  # folders the lock made, removed again if the run leaves them empty
-
-    def __enter__(self) -> RunLock:
-        self._made = [p for p in (self.folder, *self.folder.parents) if not p.exists()][::-1]
-        self.folder.mkdir(parents=True, exist_ok=True)
-        try:
-            import fcntl
-        except ImportError:  # no flock (Windows): an exclusive file whose holder must still run
-            self._take_exclusive_file()
-        else:
-            self._take_flock(fcntl)
-        return self
+        self.folder = Path(folder)
+        super().__init__(
+            self.folder / LOCK_FILE,
+            refuse=self._refuse,
+            report=report,
+            stale="output_dir: took over the lock left by a run that no longer runs",
+        )
 
     def _refuse(self, holder: str) -> RunFolderError:
         return RunFolderError(
@@ -142,60 +126,14 @@ class RunLock:
             " wait for it to end, or choose another --output-dir"
         )
 
-    def _take_flock(self, fcntl) -> None:
-        while True:
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                holder = os.read(descriptor, 1000).decode(errors="replace") or "a process"
-                os.close(descriptor)
-                raise self._refuse(holder) from None
-            try:  # the file may have been removed by its last holder between our open and our lock
-                same = os.stat(self.path).st_ino == os.fstat(descriptor).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(descriptor)
-        stale = os.read(descriptor, 1000).decode(errors="replace").strip()
-        if stale:
-            self.report(f"output_dir: took over the lock left by a run that no longer runs ({stale})")
-        os.ftruncate(descriptor, 0)
-        os.lseek(descriptor, 0, os.SEEK_SET)
-        os.write(descriptor, _holder().encode())
-        self._descriptor = descriptor
 
-    def _take_exclusive_file(self) -> None:
-        for _ in range(2):
-            try:
-                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                holder = self.path.read_text(errors="replace")
-                pid = holder.split()[1] if holder.startswith("process ") else ""
-                if pid.isdigit() and _running(int(pid)):
-                    raise self._refuse(holder) from None
-                self.report(f"output_dir: took over the lock left by a run that no longer runs ({holder.strip()})")
-                self.path.unlink(missing_ok=True)
-                continue
-            os.write(descriptor, _holder().encode())
-            self._descriptor = descriptor
-            return
-        raise self._refuse(self.path.read_text(errors="replace"))
-
-    def __exit__(self, *exc_info) -> None:
-        if self._descriptor is None:
-            return
-        try:
-            self.path.unlink(missing_ok=True)  # before the unlock: a waiting process re-checks the file
-        finally:
-            os.close(self._descriptor)  # releases the flock
-            self._descriptor = None
-        for folder in reversed(self._made):  # a run refused before writing leaves no folder behind
-            try:
-                folder.rmdir()
-            except OSError:  # not empty: the run wrote into it
-                break
-
-
-__all__ = ["LOCK_FILE", "RUN_FILES", "RunFolderError", "RunLock", "check_run_start", "clear_run", "run_files"]
+__all__ = [
+    "LOCK_FILE",
+    "RUN_FILES",
+    "RunFolderError",
+    "RunLock",
+    "check_run_start",
+    "clear_run",
+    "remove_temporaries",
+    "run_files",
+]

@@ -64,6 +64,23 @@ BEYOND_A_FLOAT = "4" + "0" * 400  # 4 * 10**400: no float holds it, Python's int
 NOT_UTF8 = os.fsdecode(b"caf\xe9")  # a name of Latin-1 bytes, as a command line passes it (surrogate escapes)
 
 
+# a finished tiny training run on a folder of images, 2 classes of 2 (see `trained_folder_run`)
+FOLDER_RUN = {**{name: value for name, value in RUN.items() if name != "dataset_size"}, "batch_size": 2}
+
+
+def photo_folder(folder: Path, seed: int = 0, classes=("a", "b"), per_class: int = 2, side: int = 16) -> Path:
+    """`folder`: class folders of noise PNGs of side x side, other pictures for another seed."""
+    from PIL import Image
+
+    generator = torch.Generator().manual_seed(seed)
+    for name in classes:
+        (folder / name).mkdir(parents=True)
+        for index in range(per_class):
+            pixels = torch.randint(0, 256, (side, side, 3), generator=generator, dtype=torch.uint8)
+            Image.fromarray(pixels.numpy()).save(folder / name / f"{index}.png")
+    return folder
+
+
 def flags(values: dict) -> list[str]:
     """Command-line flags for config values."""
     argv = []
@@ -93,6 +110,92 @@ class Kit:
     def run(self, name: str = "run") -> Path:
         """A copy of a finished tiny training run (RUN), in tmp/name."""
         return Path(shutil.copytree(self._request.getfixturevalue("trained_run"), self.tmp / name, symlinks=True))
+
+    def folder_run(self, name: str = "run") -> Path:
+        """A copy of a finished tiny training run on a folder of images (FOLDER_RUN), in tmp/name; its config.yaml,
+        data.json and checkpoints name the folder it trained on, outside tmp."""
+        source = self._request.getfixturevalue("trained_folder_run")
+        return Path(shutil.copytree(source, self.tmp / name, symlinks=True))
+
+    def folder_run_argv(self, folder: Path, *extra: str) -> list[str]:
+        """`axialrope train` continuing the folder run in `folder` with its own flags (its data from config.yaml)."""
+        return ["train", "--output-dir", str(folder), *flags(FOLDER_RUN), *extra]
+
+    def hold_outputs(self, out: Path):
+        """Holds the lock of the outputs `axialrope sample --out out` writes, as a second command would."""
+        from axialrope.pipelines.publishing import OutputSet
+
+        outputs = OutputSet(out.parent, out.stem).__enter__()
+        self._request.addfinalizer(lambda: outputs.__exit__(None, None, None))
+        return outputs
+
+    def interrupt(self, owner, name: str, stop: type[BaseException] = KeyboardInterrupt, calls: int = 0) -> None:
+        """Calling `owner.name` raises `stop` (Ctrl-C: KeyboardInterrupt; SIGTERM: interrupts.Terminated), as the
+        signal would arrive during it, after `calls` calls that run as usual."""
+        real, done = getattr(owner, name), []
+
+        def stopped(*args, **kwargs):
+            if len(done) >= calls:
+                raise stop()
+            done.append(None)
+            return real(*args, **kwargs)
+
+        self._request.getfixturevalue("monkeypatch").setattr(owner, name, stopped)
+
+    def kill_publish(self, out: Path, new: dict[str, bytes], renames: int) -> None:
+        """What `sample --out out` leaves when killed (SIGKILL: nothing of it runs after) while it publishes the
+        files `new` (name -> bytes) as its set: the journal written, `renames` moves of old and new files done."""
+        from axialrope.pipelines.publishing import OutputSet
+
+        class Killed(BaseException):
+            pass
+
+        real, done = os.replace, []
+
+        def replace(source, target):
+            if len(done) == renames + 1:  # the first rename publishes the journal itself
+                raise Killed()
+            done.append(target)
+            return real(source, target)
+
+        def write(staging: Path) -> None:
+            for name, data in new.items():
+                (staging / name).write_bytes(data)
+
+        members = [out.stem + suffix for suffix in (".gif", ".png", ".mp4", "_frames")]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(os, "replace", replace)
+            patch.setattr(OutputSet, "_move_back", lambda *args: (_ for _ in ()).throw(Killed()))  # no clean-up
+            with pytest.raises(Killed), OutputSet(out.parent, out.stem) as outputs:
+                outputs.publish(members, write)
+
+    def hold_results(self, out: Path):
+        """Holds the lock of the calibration results in `out`, as another `axialrope calibrate` would."""
+        from axialrope.pipelines.publishing import OutputSet
+
+        results = OutputSet(out, "calibration").__enter__()
+        self._request.addfinalizer(lambda: results.__exit__(None, None, None))
+        return results
+
+    def read_only(self, folder: Path) -> Path:
+        """No file can be made in `folder` for the checks made before writing: chmod, or for root (who writes
+        anywhere) the writability probe of `paths` fails there."""
+        from axialrope.pipelines import paths
+
+        if os.geteuid() != 0:
+            mode = folder.stat().st_mode
+            folder.chmod(0o555)
+            self._request.addfinalizer(lambda: folder.chmod(mode))
+            return folder
+        real = paths._check_writable
+
+        def check_writable(where, argument, shown):
+            if Path(where).resolve() == folder.resolve():
+                raise ValueError(f"{argument} {str(shown)!r}: the folder {str(where)!r} is not writable (read-only)")
+            return real(where, argument, shown)
+
+        self._request.getfixturevalue("monkeypatch").setattr(paths, "_check_writable", check_writable)
+        return folder
 
     def run_argv(self, folder: Path, *extra: str) -> list[str]:
         """`axialrope train` continuing or restarting the run in `folder` with its own flags, then `extra`."""
@@ -130,8 +233,9 @@ class Kit:
         self._request.addfinalizer(lambda: lock.__exit__(None, None, None))
         return lock
 
-    def fail_write(self, folder: str, name: str) -> None:
-        """Writing the state file `name` into a folder named `folder` fails as on a full disk (ENOSPC)."""
+    def fail_write(self, folder: str, name: str, stop: type[BaseException] | None = None) -> None:
+        """Writing the state file `name` into a folder named `folder` fails as on a full disk (ENOSPC), or is
+        stopped by `stop` (KeyboardInterrupt: Ctrl-C arrives during it)."""
         import errno
 
         from axialrope.pipelines.training import train_state
@@ -140,6 +244,8 @@ class Kit:
 
         def write_state(path, value):
             if Path(path).parent.name == folder and Path(path).name == name:
+                if stop is not None:
+                    raise stop()
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
             return real_write(path, value)
 
@@ -239,6 +345,19 @@ def trained_run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("trained") / "run"
     train(TrainConfig.from_dict({**RUN, "output_dir": str(folder)}))
     return folder
+
+
+@pytest.fixture(scope="session")
+def trained_folder_run(tmp_path_factory) -> Path:
+    """A finished tiny training run (FOLDER_RUN) on tmp/photos, two classes of two 16x16 images."""
+    from axialrope.pipelines.training.config import TrainConfig
+    from axialrope.pipelines.training.loop import train
+
+    root = tmp_path_factory.mktemp("trained-on-a-folder")
+    data = photo_folder(root / "photos")
+    values = {**FOLDER_RUN, "data": "image_folder", "data_dir": str(data), "output_dir": str(root / "run")}
+    train(TrainConfig.from_dict(values))
+    return root / "run"
 
 
 @pytest.fixture

@@ -4,9 +4,11 @@ Each is refused before any work, and the run is left as it was."""
 import pytest
 import torch
 
+from axialrope.pipelines.cli.interrupts import Terminated
+from axialrope.pipelines.evaluation import calibrate as calibration
 from axialrope.pipelines.evaluation.references import ReferenceImages
 
-from .conftest import NOT_UTF8, RUN, flags
+from .conftest import NOT_UTF8, RUN, flags, snapshot
 
 QUICK = ["--num", "2", "--steps", "1", "--seeds", "2"]
 FOLDER_RUN = {name: value for name, value in RUN.items() if name != "dataset_size"}  # a folder sets its own size
@@ -23,6 +25,11 @@ def calibrate(k, *extra: str, reference: bool = True) -> list[str]:
     """`axialrope calibrate` on a copy of the tiny run (trained at 16x16 on shapes) with a folder of photos."""
     run = k.run()
     return ["calibrate", "--model", str(run), *(["--reference-dir", photos(k)] if reference else []), *QUICK, *extra]
+
+
+def calibrate_run(k, run, *extra: str) -> list[str]:
+    """`axialrope calibrate` on the run `run` with a folder of photos."""
+    return ["calibrate", "--model", str(run), "--reference-dir", photos(k), *QUICK, *extra]
 
 
 def tiny_pipe():
@@ -110,6 +117,20 @@ CLI_CASES = [
         )[-1],
         "in use",
         id="run-in-use",
+    ),
+    pytest.param(
+        lambda k: (
+            argv := calibrate(k, "--out", str(k.tmp / "results")),
+            k.hold_results(k.tmp / "results"),
+            argv,
+        )[-1],
+        "another axialrope command is writing",
+        id="results-written-by-another-calibration",
+    ),
+    pytest.param(
+        lambda k: (run := k.run(), k.read_only(run / "pipeline-config"), calibrate_run(k, run))[-1],
+        "pipeline-config",  # found before the work: never the default in pipeline/ and not in pipeline-config/
+        id="pipeline-config-not-writable",
     ),
     # training: refused before it starts
     pytest.param(
@@ -212,3 +233,76 @@ CASES = [
 @pytest.mark.parametrize("make, error, word", [pytest.param(*case[1:], id=case[0]) for case in CASES])
 def test_a_bad_calibration_call_raises_a_clear_error(expect_clear_error, make, error, word):
     expect_clear_error(make, error, word)
+
+
+# pytest.param(make(kit) -> argv, exit code, a word of the output, the paths that may change, id=...)
+RUN_CASES = [
+    pytest.param(
+        lambda k: (argv := calibrate(k), k.interrupt(calibration, "measure_cell"), argv)[-1],
+        130,
+        "stopped by Ctrl-C; nothing was recorded",
+        (),
+        id="ctrl-c-while-measuring",
+    ),
+    pytest.param(
+        lambda k: (argv := calibrate(k), k.interrupt(calibration, "measure_cell", Terminated, calls=2), argv)[-1],
+        143,
+        "default_extrapolation and its calibration results are as they were",
+        (),
+        id="sigterm-while-measuring",
+    ),
+    pytest.param(
+        lambda k: (
+            argv := calibrate(k, "--methods", "none", "pi", "--scales", "2"),
+            fail_replacing(k, "pipeline-config"),
+            argv,
+        )[-1],
+        1,
+        "nothing was recorded",  # pipeline/ had its new default already: put back, and no results published
+        (),
+        id="pipeline-config-full-when-recording",
+    ),
+]
+
+
+@pytest.mark.parametrize("make, code, word, may_change", RUN_CASES)
+def test_a_calibration_stopped_or_failing_records_nothing(expect_run_outcome, make, code, word, may_change):
+    expect_run_outcome(make, code, word, may_change)
+
+
+def fail_replacing(k, folder: str) -> None:
+    """Replacing the model_index.json of a folder named `folder` fails as on a full disk."""
+    import errno
+    import os
+    from pathlib import Path
+
+    real = os.replace
+
+    def replace(source, target):
+        if Path(target).name == "model_index.json" and Path(target).parent.name == folder:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
+        return real(source, target)
+
+    k._request.getfixturevalue("monkeypatch").setattr(os, "replace", replace)
+
+
+@pytest.mark.slow  # two calibrations
+def test_a_second_calibration_replaces_the_whole_first(kit, monkeypatch, capsys):
+    """Its picks (said, not silent) and every file of the first's results: no picture of a size the new report
+    does not describe stays beside it."""
+    from axialrope.pipelines.cli import main
+
+    run = kit.run()
+    monkeypatch.chdir(kit.tmp)
+    assert main(calibrate_run(kit, run, "--scales", "2", "3", "--methods", "none", "pi")) == 0
+    first = sorted(p.name for p in (run / "calibration").iterdir())
+    assert first == ["calibration-32x32.png", "calibration-48x48.png", "calibration.json", "calibration.md"]
+    capsys.readouterr()
+    assert main(calibrate_run(kit, run, "--scales", "1.5", "--methods", "none", "pi")) == 0
+    assert "replacing the 2 bands of an earlier calibration" in capsys.readouterr().out
+    assert sorted(p.name for p in (run / "calibration").iterdir()) == [
+        "calibration-24x24.png",
+        "calibration.json",
+        "calibration.md",
+    ]
+    assert snapshot(run / "calibration").keys() == {"calibration-24x24.png", "calibration.json", "calibration.md"}

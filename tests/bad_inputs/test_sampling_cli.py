@@ -4,18 +4,20 @@
 import json
 import math
 import os
+from pathlib import Path
 
 import pytest
 import torch
 
 from axialrope.models import DiT
+from axialrope.pipelines.cli.interrupts import Terminated
 from axialrope.pipelines.cli.preflight import check_device
 from axialrope.pipelines.objectives import make_objective, sample
 from axialrope.pipelines.paths import check_free_space, check_output_file, check_output_folder
 from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
 from axialrope.pipelines.sampling.memory import check_sampling_memory
 
-from .conftest import BEYOND_A_FLOAT, NOT_UTF8
+from .conftest import BEYOND_A_FLOAT, NOT_UTF8, snapshot
 
 NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 
@@ -647,3 +649,143 @@ HOSTILE_SIZES = [
 @pytest.mark.parametrize("make, word", HOSTILE_SIZES)
 def test_a_hostile_size_is_refused_before_work_under_ulimit(expect_refused_under_ulimit, make, word):
     expect_refused_under_ulimit(make, word)
+
+
+# -- outputs published as one set; Ctrl-C and SIGTERM ------------------------------------------------------------
+
+OLD_SET = {"v.gif": b"old gif", "v.png": b"old png", "v.mp4": b"old mp4"}  # and v_frames/frame_000.png
+
+
+def old_set(k) -> Path:
+    """tmp/v.png, v.gif, v.mp4 and v_frames/ as an earlier `axialrope sample --out v.png` of a video left them."""
+    for name, data in OLD_SET.items():
+        k.write(name, data)
+    k.write("v_frames/frame_000.png", b"old frame")
+    return k.tmp / "v.png"
+
+
+def stopped_sampling(k, stop=KeyboardInterrupt) -> list[str]:
+    """`sample --out v.png` over an old set, stopped (Ctrl-C or SIGTERM) while the pipeline samples."""
+    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+
+    out = old_set(k)
+    k.interrupt(AxialDiTPipeline, "__call__", stop)
+    return ["sample", "--steps", "1", "--num", "1", "--out", str(out)]
+
+
+def stopped_writing(k) -> list[str]:
+    """`sample --out v.png` over an old set, stopped by Ctrl-C while it writes its picture."""
+    from axialrope.pipelines.sampling import outputs
+
+    out = old_set(k)
+    real = outputs.save_grid
+
+    def save_then_stop(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    k._request.getfixturevalue("monkeypatch").setattr(outputs, "save_grid", save_then_stop)
+    return ["sample", "--steps", "1", "--num", "1", "--out", str(out)]
+
+
+# pytest.param(make(kit) -> argv, exit code, a word of the output, the paths that may change, id=...)
+RUN_CASES = [
+    pytest.param(
+        stopped_sampling, 130, "stopped by Ctrl-C; nothing was written", (), id="sample-ctrl-c-while-sampling"
+    ),
+    pytest.param(
+        lambda k: stopped_sampling(k, Terminated), 143, "stopped by SIGTERM", (), id="sample-sigterm-while-sampling"
+    ),
+    pytest.param(stopped_writing, 130, "the files at --out are as they were", (), id="sample-ctrl-c-while-writing"),
+]
+
+
+@pytest.mark.parametrize("make, code, word, may_change", RUN_CASES)
+def test_a_stopped_sample_leaves_the_outputs_as_they_were(expect_run_outcome, make, code, word, may_change):
+    expect_run_outcome(make, code, word, may_change)
+
+
+def test_a_second_command_writing_the_same_outputs_is_refused(expect_usage_error):
+    """Two runs with one --out would publish a mix of both sets: the second is refused, naming the first."""
+    expect_usage_error(
+        lambda k: (k.hold_outputs(k.tmp / "v.png"), ["sample", "--out", str(k.tmp / "v.png")])[-1],
+        "another axialrope command is writing these outputs (process",
+    )
+
+
+@pytest.mark.parametrize("renames", [1, 3, 4, 6], ids=lambda n: f"killed-after-{n}-renames")
+def test_a_sample_killed_while_publishing_leaves_the_old_set_to_the_next_command(kit, monkeypatch, capsys, renames):
+    """Killed between two of its renames (the old set partly moved out, the new partly in), a run leaves a mix
+    and its temporaries; the next command on the same --out puts the old set back whole, before its own checks."""
+    from axialrope.pipelines.cli import main
+
+    out = old_set(kit)
+    before = snapshot(kit.tmp)
+    kit.kill_publish(out, {"v.gif": b"new gif", "v.png": b"new png", "v_frames": b""}, renames)
+    assert snapshot(kit.tmp) != before  # a mix, and the set's journal and temporary folders
+    monkeypatch.chdir(kit.tmp)
+    code = main(["sample", "--out", str(out), "--option", "bogus=1"])  # refused after it takes the outputs' lock
+    captured = capsys.readouterr()
+    assert code == 2 and "--option" in captured.err
+    assert "the set before it is whole again" in captured.out
+    assert snapshot(kit.tmp) == before
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_sample_is_a_clean_exit(kit):
+    """A real SIGTERM while `axialrope sample` samples: exit 143, one line, nothing written, no temporary."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    before = snapshot(kit.tmp)
+    command = [sys.executable, "-m", "axialrope.pipelines.cli", "sample", "--steps", "1000", "--out", "s.png"]
+    process = subprocess.Popen(command, cwd=kit.tmp, stderr=subprocess.PIPE, text=True, env={**os.environ})
+    started, seen = time.monotonic(), ""
+    while "%|" not in seen and time.monotonic() - started < 120:  # the progress bar: it samples
+        seen += process.stderr.read(1)
+    process.send_signal(signal.SIGTERM)
+    rest = process.communicate(timeout=120)[1]
+    lines = [line for line in (seen + rest).splitlines() if line.startswith("axialrope ")]
+    assert process.returncode == 143 and len(lines) == 1 and "stopped by SIGTERM" in lines[0], seen + rest
+    assert snapshot(kit.tmp) == before
+
+
+@pytest.mark.slow
+def test_a_sample_killed_outright_while_publishing_leaves_the_old_set_to_the_next_command(kit):
+    """A real SIGKILL between two renames of the publish (a process, killed from inside at that moment)."""
+    import subprocess
+    import sys
+
+    out = old_set(kit)
+    before = snapshot(kit.tmp)
+    kill = f"""
+import os, signal
+from pathlib import Path
+from axialrope.pipelines.publishing import OutputSet
+real, done = os.replace, []
+def replace(source, target):
+    if len(done) == 4:
+        os.kill(os.getpid(), signal.SIGKILL)
+    done.append(target)
+    return real(source, target)
+os.replace = replace
+def write(staging):
+    for name in ("v.gif", "v.png", "v.mp4"):
+        (staging / name).write_bytes(b"new")
+with OutputSet(Path({str(kit.tmp)!r}), "v") as outputs:
+    outputs.publish(["v.gif", "v.png", "v.mp4", "v_frames"], write)
+"""
+    done = subprocess.run([sys.executable, "-c", kill], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -9, done.stderr[-2000:]
+    assert snapshot(kit.tmp) != before
+    again = subprocess.run(
+        [sys.executable, "-m", "axialrope.pipelines.cli", "sample", "--out", str(out), "--option", "bogus=1"],
+        cwd=kit.tmp,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert again.returncode == 2, again.stderr[-2000:]
+    assert snapshot(kit.tmp) == before

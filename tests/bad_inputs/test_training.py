@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from axialrope.pipelines.cli.interrupts import Terminated
 from axialrope.pipelines.sampling.runs import load_run_pipeline
+from axialrope.pipelines.training import loop
 from axialrope.pipelines.training.checkpoints import DamagedCheckpointError, find_resumable, read_checkpoint
 from axialrope.pipelines.training.config import TrainConfig, read_config_file
 from axialrope.pipelines.training.run_folder import LOCK_FILE
@@ -739,6 +741,51 @@ RUN_CASES = [
         "learning_rate",
         ("run/loss.jsonl", "run/config.yaml", "run/checkpoints", "run/pipeline-config"),
         id="train-weights-that-diverge-write-no-final-model",
+    ),
+    # Ctrl-C and SIGTERM: one line naming the last good checkpoint, nothing half-written left
+    pytest.param(
+        lambda k: (
+            f := k.run(),
+            k.interrupt(loop, "training_loss", calls=1),
+            k.run_argv(f, "--resume", "latest", "--max-steps", "4"),
+        )[-1],
+        130,
+        "stopped by Ctrl-C; the last good checkpoint is",
+        RESUMED,  # checkpoint-000003 is saved, then Ctrl-C during step 4
+        id="train-ctrl-c-mid-run",
+    ),
+    pytest.param(
+        lambda k: (
+            f := k.run(),
+            k.interrupt(loop, "training_loss", Terminated, calls=1),
+            k.run_argv(f, "--resume", "latest", "--max-steps", "4"),
+        )[-1],
+        143,
+        "checkpoint-000003",
+        RESUMED,
+        id="train-sigterm-mid-run",
+    ),
+    pytest.param(
+        lambda k: (
+            f := k.run(),
+            k.fail_write("checkpoint-000003.tmp", "optimizer.safetensors", stop=KeyboardInterrupt),
+            k.run_argv(f, *TO_STEP_3),
+        )[-1],
+        130,
+        "the last good checkpoint is",  # checkpoint-000002: the half-written checkpoint-000003.tmp is gone
+        ("run/loss.jsonl", "run/config.yaml", "run/pipeline", "run/pipeline-config"),
+        id="train-ctrl-c-while-saving-a-checkpoint",
+    ),
+    pytest.param(
+        lambda k: (
+            f := k.run(),
+            k.interrupt(loop, "save_sample_grid"),  # model/ and model_ema/ are staged, not yet published
+            k.run_argv(f, *TO_STEP_3),
+        )[-1],
+        130,
+        "checkpoint-000003",
+        RESUMED,
+        id="train-ctrl-c-while-writing-the-final-models",
     ),
 ]
 

@@ -92,10 +92,11 @@ def test_the_final_sample_grid_of_a_ddpm_run_is_seeded_at_every_step(tmp_path):
 
 
 def test_an_image_folder_with_two_aspect_buckets_trains(tmp_path):
+    (tmp_path / "data").mkdir()  # beside the run's folder: an output_dir inside data_dir is refused
     for i in range(8):
         size = (24, 12) if i % 2 else (12, 12)  # (width, height): wide and square images
-        Image.new("RGB", size, (30 * i, 100, 200)).save(tmp_path / f"{i}.png")
-    config = tiny(tmp_path, data="image_folder", data_dir=str(tmp_path), resolution=["8", "8x16"], max_steps=2)
+        Image.new("RGB", size, (30 * i, 100, 200)).save(tmp_path / "data" / f"{i}.png")
+    config = tiny(tmp_path, data="image_folder", data_dir=str(tmp_path / "data"), resolution=["8", "8x16"], max_steps=2)
     assert train_loop.train(config).steps == 2
 
 
