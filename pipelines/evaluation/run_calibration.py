@@ -146,7 +146,8 @@ def prepare(
 
     check_text_path(model, "--model")  # the report names it
     run, folders = run_folders(model)
-    reference_dir = training_folder(run) if reference_dir is None else reference_dir
+    from_run = reference_dir is None  # the run's own training folder: checked against what the run read
+    reference_dir = training_folder(run) if from_run else reference_dir
     check_text_path(reference_dir, "--reference-dir")  # calibration.md names it
     if out is not None and not str(out).strip():
         raise ValueError("--out must name a folder, got an empty path (it would be the current folder)")
@@ -166,6 +167,10 @@ def prepare(
     references = ReferenceImages(
         reference_dir, pipe.config.class_names, pipe.transformer.config.num_classes, argument="--reference-dir"
     )
+    if from_run:
+        from ..training.data_record import check_same_data
+
+        check_same_data(run, references.dataset, "calibrate", "--reference-dir")
     settings = dict(scales=scales, methods=methods, num=num, steps=steps, seeds=seeds, guidance=guidance)
     scales, methods, guidance, sizes = _flagged(plan, pipe, references, **settings)
     for (height, width), (usable, small) in references.check(list(sizes.values())).items():

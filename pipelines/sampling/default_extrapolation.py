@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from axialrope import Extrapolation
@@ -101,6 +101,24 @@ def write_default_extrapolation(folder: str | Path, bands: list[dict] | None) ->
     """Record `bands` (checked) as the `default_extrapolation` in a pipeline folder's model_index.json, atomically;
     the rest of the file is kept. Returns the file's path."""
     return write_default_extrapolations([folder], bands)[0]
+
+
+def carried_default_extrapolation(folder: str | Path, report: Callable[[str], None] = print) -> list[dict] | None:
+    """The `default_extrapolation` a run's pipeline-config/ (`folder`) records, for the pipeline-config a resume
+    writes afresh: a calibration of the run stays its default across resumes, and a line says so (None: none
+    recorded, nothing said)."""
+    try:
+        bands = json.loads((Path(folder) / "model_index.json").read_text()).get("default_extrapolation")
+        bands = check_default_extrapolation(bands)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    if bands:
+        report(
+            f"resume: keeps the run's default_extrapolation ({len(bands)} band{'s' if len(bands) != 1 else ''} "
+            "from its calibration; the weights trained from now on were not measured: run axialrope calibrate "
+            "again, or train with --calibrate-scales, to measure them)"
+        )
+    return bands
 
 
 def check_defaults_writable(folders: Sequence[str | Path], argument: str) -> None:

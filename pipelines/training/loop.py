@@ -34,6 +34,7 @@ from ..objectives import draw_noise, drop_labels, make_objective, sample, traini
 from ..paths import publish, remove_tree, write_atomically
 from .checkpoints import latest_checkpoint, save_checkpoint
 from .config import TrainConfig
+from .data_record import check_resume_data, with_absolute_data_dir, write_data_record
 from .loaders import build_dataset, build_loader
 from .outputs import LossLog, plot_loss, save_sample_grid
 from .resume import (
@@ -217,11 +218,13 @@ def _check_disk(model, config: TrainConfig, output: Path) -> None:
 def _write_pipeline_config(model, dataset, objective, output: Path) -> None:
     """Main process: the run's pipeline without weights (pipeline-config/), so that every checkpoint and
     the final weights load as a pipeline with the data's class names and the objective's scheduler."""
+    from ..sampling.default_extrapolation import carried_default_extrapolation
     from ..sampling.pipeline import AxialDiTPipeline
     from ..sampling.runs import PIPELINE_CONFIG, write_pipeline_config
 
     class_names = getattr(dataset, "class_names", None) if model.config.num_classes else None
-    pipe = AxialDiTPipeline(model, objective.scheduler(), class_names, objective.name)
+    kept = carried_default_extrapolation(output / PIPELINE_CONFIG)  # a resumed run keeps its calibration
+    pipe = AxialDiTPipeline(model, objective.scheduler(), class_names, objective.name, kept)
     publish(
         _staged(output / PIPELINE_CONFIG, lambda temporary: write_pipeline_config(pipe, temporary)),
         output / PIPELINE_CONFIG,
@@ -305,7 +308,7 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
         OSError) if an output cannot be written.
     """
     started = time.perf_counter()
-    config.validate()
+    config = with_absolute_data_dir(config.validate())  # recorded absolute: a resume from elsewhere finds it
     check_run_start(config)  # a folder holding another run: refused before the data is read
     dataset = build_dataset(config)  # reads every file: bad data fails here
 
@@ -345,6 +348,7 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
     check_run_start(config)  # again, under the lock: another run may have written meanwhile
     resumed = find_resume_point(config.resume, checkpoints, accelerator)  # verified before anything is built
     if resumed is not None:
+        check_resume_data(resumed, config, dataset, accelerator.print)  # other files than the run's: refused
         changes = resume_changes(resumed.trainer["config"], config, resumed.folder.name)
     set_seed(config.seed)  # identical initial weights on every process
     model = build_model(config, dataset.num_classes)
@@ -386,6 +390,7 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
         if resumed is not None:  # the finished run's pipeline/ is out of date now: the newest checkpoint serves
             remove_tree(output / "pipeline")
         config.save(output / "config.yaml")
+        write_data_record(output, dataset)
         log = LossLog(output / "loss.jsonl", resume_step=step, report=accelerator.print)
         _write_pipeline_config(unwrapped, dataset, objective, output)
     start_trackers(accelerator, config, output, step)

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..locks import FileLock
 from ..paths import remove_tree
 from .checkpoints import list_checkpoints
+from .data_record import DATA_RECORD
 
 # what a run writes into its folder (see loop.py); a folder holding any of these holds a run
 RUN_FILES = (
@@ -30,6 +31,7 @@ RUN_FILES = (
     "pipeline-config",
     "logs",
     "validation",
+    DATA_RECORD,
 )
 FINISHED_FILES = ("model", "model_ema", "pipeline", "samples.png", "loss.png")  # written at a run's end
 LOCK_FILE = ".axialrope-train.lock"

@@ -8,7 +8,7 @@ from axialrope.pipelines.cli.interrupts import Terminated
 from axialrope.pipelines.evaluation import calibrate as calibration
 from axialrope.pipelines.evaluation.references import ReferenceImages
 
-from .conftest import NOT_UTF8, RUN, flags, snapshot
+from .conftest import NOT_UTF8, RUN, flags, photo_folder, snapshot
 
 QUICK = ["--num", "2", "--steps", "1", "--seeds", "2"]
 FOLDER_RUN = {name: value for name, value in RUN.items() if name != "dataset_size"}  # a folder sets its own size
@@ -30,6 +30,15 @@ def calibrate(k, *extra: str, reference: bool = True) -> list[str]:
 def calibrate_run(k, run, *extra: str) -> list[str]:
     """`axialrope calibrate` on the run `run` with a folder of photos."""
     return ["calibrate", "--model", str(run), "--reference-dir", photos(k), *QUICK, *extra]
+
+
+def retarget(run, folder):
+    """The run's config.yaml naming `folder` as its data_dir (its data.json still names what it read)."""
+    import yaml
+
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    (run / "config.yaml").write_text(yaml.safe_dump({**config, "data_dir": str(folder)}, sort_keys=False))
+    return run
 
 
 def tiny_pipe():
@@ -131,6 +140,15 @@ CLI_CASES = [
         lambda k: (run := k.run(), k.read_only(run / "pipeline-config"), calibrate_run(k, run))[-1],
         "pipeline-config",  # found before the work: never the default in pipeline/ and not in pipeline-config/
         id="pipeline-config-not-writable",
+    ),
+    pytest.param(
+        lambda k: (
+            run := k.folder_run(),
+            retarget(run, photo_folder(k.tmp / "elsewhere", seed=1)),
+            ["calibrate", "--model", str(run), *QUICK, "--scales", "2"],
+        )[-1],
+        "holds other files",  # the run's training folder now holds other images: named, with the run's
+        id="run-training-folder-holds-other-data",
     ),
     # training: refused before it starts
     pytest.param(

@@ -20,7 +20,7 @@ from axialrope.pipelines.training.run_folder import LOCK_FILE
 from axialrope.pipelines.training.text_lm import load_checkpoint
 from axialrope.pipelines.training.train_state import StateFileError, read_state, write_state
 
-from .conftest import BEYOND_A_FLOAT, NOT_UTF8
+from .conftest import BEYOND_A_FLOAT, NOT_UTF8, photo_folder
 
 
 class Payload:
@@ -98,6 +98,34 @@ def killed_before_the_pipeline(run: Path) -> Path:
     """The run as a kill between its final saves leaves it: model/ and model_ema/ of the last step published,
     pipeline/ not (a resume removes it first; a fresh run has none yet)."""
     shutil.rmtree(run / "pipeline")
+    return run
+
+
+def relative_data_dir(run: Path, data_dir: str) -> Path:
+    """The run's config.yaml naming its data by a relative path."""
+    import yaml
+
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    (run / "config.yaml").write_text(yaml.safe_dump({**config, "data_dir": data_dir}, sort_keys=False))
+    return run
+
+
+def copy_data(run: Path, target: Path) -> Path:
+    """A copy of the folder the run trained on (its data.json names it): the same files, elsewhere."""
+    return Path(shutil.copytree(json.loads((run / "data.json").read_text())["data_dir"], target))
+
+
+CALIBRATED = [
+    {"up_to_scale": 2.5, "method": "pi", "entropy_scaling": True, "measured": "detail SWD 1.0 (axialrope calibrate)"},
+    {"up_to_scale": None, "method": "yarn", "entropy_scaling": False, "measured": "detail SWD 2.0"},
+]
+
+
+def calibrated(run: Path) -> Path:
+    """The run as `axialrope calibrate` leaves it: CALIBRATED recorded in its pipeline/ and pipeline-config/."""
+    from axialrope.pipelines.sampling.default_extrapolation import write_default_extrapolations
+
+    write_default_extrapolations([run / "pipeline", run / "pipeline-config"], CALIBRATED)
     return run
 
 
@@ -787,12 +815,62 @@ RUN_CASES = [
         RESUMED,
         id="train-ctrl-c-while-writing-the-final-models",
     ),
+    # the run's data: where it is, and what it read
+    pytest.param(
+        lambda k: (
+            f := k.folder_run(),
+            photo_folder(k.tmp / "photos", seed=1),
+            k.folder_run_argv(f, *TO_STEP_3, "--data-dir", "photos"),
+        )[-1],
+        2,
+        "holds other files",
+        (),
+        id="train-resume-on-other-data",
+    ),
+    pytest.param(
+        lambda k: (
+            f := k.folder_run(),
+            relative_data_dir(f, "photos"),  # as a run recorded it before data_dir was made absolute
+            photo_folder(k.tmp / "photos", seed=1),  # the same name in the folder the resume starts from
+            k.folder_run_argv(f, *TO_STEP_3),
+        )[-1],
+        2,
+        "the run trained on",
+        (),
+        id="train-resume-from-another-folder-with-a-relative-data-dir",
+    ),
+    pytest.param(
+        lambda k: (
+            f := k.folder_run(),
+            copy_data(f, k.tmp / "moved"),
+            k.folder_run_argv(f, *TO_STEP_3, "--data-dir", "moved"),
+        )[-1],
+        0,
+        "the run's data moved",
+        (*RESUMED, "run/data.json"),
+        id="train-resume-on-the-same-data-moved",
+    ),
+    pytest.param(
+        lambda k: (f := k.run(), calibrated(f), k.run_argv(f, *TO_STEP_3))[-1],
+        0,
+        "keeps the run's default_extrapolation",
+        RESUMED,
+        id="train-resume-keeps-the-calibrated-default",
+    ),
 ]
 
 
 @pytest.mark.parametrize("make, code, word, may_change", RUN_CASES)
 def test_a_run_on_a_hostile_folder_loses_nothing(expect_run_outcome, make, code, word, may_change):
     expect_run_outcome(make, code, word, may_change)
+
+
+def test_a_resumed_run_keeps_its_calibration(expect_run_outcome, kit):
+    """The resume's pipeline-config/ and final pipeline/ record the calibrated bands, not the fallback's."""
+    expect_run_outcome(lambda k: k.run_argv(calibrated(k.run()), *TO_STEP_3), 0, "default_extrapolation", RESUMED)
+    for folder in ("pipeline", "pipeline-config"):
+        recorded = json.loads((kit.tmp / "run" / folder / "model_index.json").read_text())["default_extrapolation"]
+        assert recorded == CALIBRATED, folder
 
 
 # the hostile sizes, each in a process of its own under `ulimit -v 8000000`: pytest.param(make(kit) -> argv, word)
