@@ -28,7 +28,7 @@ from axialrope.validation import is_int
 
 from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
-from .rope_kinds.base import CallState, ExtrapolatedRope, RopeSetup, StepTime, argument, pop_call, push_call
+from .ropes.base import CallState, ExtrapolatedRope, RopeSetup, StepTime, argument, pop_call, push_call
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.anyflow import AnyFlowKind
+from ..ropes.anyflow import AnyFlowKind
 from .wan import wan_axes_dims
 
 ANYFLOW = Family(

@@ -10,7 +10,7 @@ CogVideoX-2b (absolute positions) has no rope and is refused.
 from __future__ import annotations
 
 from ..family import Family, RiflexK, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.pipeline_tables import PipelineTablesKind
+from ..ropes.cogvideox import PipelineTablesKind
 
 
 def cogvideox_axes_dims(config) -> tuple[int, int, int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.cosmos import CosmosKind, cosmos_dims
+from ..ropes.cosmos import CosmosKind, cosmos_dims
 
 VIDEO2WORLD = TrainedGrid(
     (24, 44, 80),

@@ -10,7 +10,7 @@ Cosmos3OmniPipeline passes its UniPC scheduler's timesteps, sigma * 1000, as `vi
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.cosmos3 import Cosmos3Kind
+from ..ropes.cosmos3 import Cosmos3Kind
 
 
 def whole_head(config) -> tuple[int, int, int]:

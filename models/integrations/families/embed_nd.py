@@ -10,7 +10,7 @@ defaults, which a model trained larger overrides with its own trained_grid.
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.embed_nd import EmbedNDKind
+from ..ropes.embed_nd import EmbedNDKind
 
 HIDREAM = Family(
     name="hidream",

@@ -29,7 +29,7 @@ from dataclasses import replace
 import torch
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.fitted import FittedKind
+from ..ropes.fitted import FittedKind
 
 
 def centred_fit(grid: tuple[int, int], box: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:

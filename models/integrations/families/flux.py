@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.ids import IdsKind
+from ..ropes.flux import IdsKind
 from ..shift_cap import FluxShiftCap
 
 FLUX = Family(

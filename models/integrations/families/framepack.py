@@ -12,7 +12,7 @@ scheduler's timesteps, sigma * 1000.
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.frame_indices import FrameIndicesKind
+from ..ropes.framepack import FrameIndicesKind
 
 FRAMEPACK = Family(
     name="framepack",

@@ -10,7 +10,7 @@ width. Time: HeliosPipeline passes HeliosScheduler's timesteps, sigma * 1000.
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.helios import HeliosKind
+from ..ropes.helios import HeliosKind
 
 HELIOS = Family(
     name="helios",

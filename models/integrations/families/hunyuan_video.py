@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RiflexK, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.grid import GridKind
+from ..ropes.wan_hunyuan_video import GridKind
 
 HUNYUAN_VIDEO = Family(
     name="hunyuan-video",

@@ -8,7 +8,7 @@ trained), y and x 65536 + 0 .. n - 1. Time: Ideogram4Pipeline passes model time 
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.mrope import InterleavedMRopeKind
+from ..ropes.ideogram4 import InterleavedMRopeKind
 
 
 def whole_head(config) -> tuple[int, int, int]:

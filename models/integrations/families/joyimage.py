@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.joyimage import JoyImageKind, JoyImageRangeKind
+from ..ropes.joyimage import JoyImageKind, JoyImageRangeKind
 
 
 def joyimage_axes_dims(config) -> tuple[int, int, int]:

@@ -10,7 +10,7 @@ trained_grid=(1, 64, 64).
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.kandinsky import KandinskyKind
+from ..ropes.kandinsky import KandinskyKind
 
 KANDINSKY5 = Family(
     name="kandinsky5",

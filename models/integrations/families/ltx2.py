@@ -12,7 +12,7 @@ the same as `sigma`).
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.ltx2 import LTX2Kind, ltx2_pairs
+from ..ropes.ltx2 import LTX2Kind, ltx2_pairs
 
 
 def ltx2_axes_dims(config) -> tuple[int, int, int]:

@@ -8,7 +8,7 @@ dimension's thirds, read by the kind from num_attention_heads x attention_head_d
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.ltx import LTXKind
+from ..ropes.ltx_video import LTXKind
 
 
 def ltx_axes_dims(config) -> tuple[int, int, int]:

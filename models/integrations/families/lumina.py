@@ -12,8 +12,8 @@ way, 1 - t / 1000 of its scheduler's timesteps.
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.lumina2 import Lumina2Kind
-from ..rope_kinds.lumina_next import LuminaNextKind
+from ..ropes.lumina import Lumina2Kind
+from ..ropes.lumina_next import LuminaNextKind
 
 LUMINA2 = Family(
     name="lumina2",

@@ -11,7 +11,7 @@ gets (1 - sigma) * 1000: 0 at pure noise, 1000 clean.
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.mochi import METHODS, MochiKind
+from ..ropes.mochi import METHODS, MochiKind
 
 
 def mochi_axes_dims(config) -> tuple[int, int, int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.allegro import AllegroKind
+from ..ropes.allegro import AllegroKind
 from .cogvideox import COGVIDEOX
 
 CONSISID = replace(

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.qwen import QwenKind
-from ..rope_kinds.qwen21 import Qwen21Kind
+from ..ropes.qwen_image import QwenKind
+from ..ropes.qwen21 import Qwen21Kind
 
 QWEN_IMAGE = Family(
     name="qwen-image",

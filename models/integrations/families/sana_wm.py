@@ -10,7 +10,7 @@ conditioning frames at 0; the largest entry counts.
 from __future__ import annotations
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.sana_wm import SanaWMKind
+from ..ropes.sana_wm import SanaWMKind
 
 
 def sana_wm_axes_dims(config) -> tuple[int, int, int]:

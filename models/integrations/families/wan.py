@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.grid import GridKind
+from ..ropes.wan_hunyuan_video import GridKind
 
 
 def wan_axes_dims(config) -> tuple[int, int, int]:

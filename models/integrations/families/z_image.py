@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from ..rope_kinds.rope_embedder import RopeEmbedderKind
+from ..ropes.z_image import RopeEmbedderKind
 
 Z_IMAGE = Family(
     name="z-image",

@@ -25,7 +25,7 @@ from einops import rearrange
 from axialrope import rope_frequencies
 
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, plan_key, tensor_key
-from .mrope import interleaved_angles, pair_axes
+from .ideogram4 import interleaved_angles, pair_axes
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import ClassVar
 import torch
 
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, plan_key
-from .qwen import _covering, centred_positions
+from .qwen_image import _covering, centred_positions
 from .references import reference_rule
 
 
