@@ -7,7 +7,7 @@
     handle.remove()                                           # the models are exactly as before
 
 The family comes from the model's class (`registry.py`); its rope module is replaced by one of
-its rope kind (`rope_kinds/`) returning the family's own table format. At or inside the trained
+its rope kind (`ropes/`) returning the family's own table format. At or inside the trained
 grid the family's own module computes the table (bit-identical outputs); beyond it each axis gets
 the method with s_a = max(1, L_a / L_a_train). A pipeline's every transformer and ControlNet gets
 it. Each model's forward pre-hook pushes the call's own state (its `timestep`, the whole inputs

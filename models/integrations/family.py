@@ -1,10 +1,10 @@
 """A diffusers model family as data: what `apply_extrapolation` needs to know about it.
 
 A `Family` names the model classes it covers, the rope kind that replaces their rope module
-(`rope_kinds/`), the role of each rope axis, how the rope's dims and theta are read from the
+(`ropes/`), the role of each rope axis, how the rope's dims and theta are read from the
 model's config, how its `timestep` becomes t in [0, 1], its trained grids with their sources,
-and RIFLEx's k where its authors publish one. Declarations live in `families/`; the registry
-(`registry.py`) collects them. Nothing here imports a rope kind or diffusers.
+and RIFLEx's k where its authors publish one. Declarations live beside their rope kind in
+`ropes/`; the registry (`registry.py`) lists them. Nothing here imports a rope kind or diffusers.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class Family:
 
     Attributes:
         name, title: short name ("flux") and the docs' name; classes: the model classes it covers, by name.
-        kind: the rope kind (`rope_kinds`) that replaces the rope and knows its table format.
+        kind: the rope kind (`ropes/`) that replaces the rope and knows its table format.
         axes: each rope axis's role ("temporal", "spatial", "reference"); the trained grid has one
             size per temporal and spatial axis, in that order. rope_axes: dims and theta from the config.
         trained: trained grids, the first whose `when` matches the config; time: `timestep` to t.

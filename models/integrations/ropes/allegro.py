@@ -1,11 +1,13 @@
 """Allegro's tables, built by its pipeline and passed in: one table per axis, and the tokens' row in each.
 
-AllegroPipeline passes ((cos_t, sin_t), (cos_y, sin_y), (cos_x, sin_x)), (rows_t, rows_y, rows_x):
+AllegroPipeline passes ((cos_t, sin_t), (cos_y, sin_y), (cos_x, sin_x)), (rows_t, rows_y, rows_x)
+(`get_3d_rotary_pos_embed_allegro`: axes (t, y, x) of head_dim / 3 channels each, theta 10000):
 axis a's table (n_a, dim_a) holds positions i / s_a (s_a the config's interpolation_scale_*, the
 half-width table twice), and every token reads its row of each axis. Beyond the trained grid the
 transformer's forward pre-hook swaps the tables of the axes the method scales for the method's at
 the same positions (`token_spacing` 1 / s_a); the other axes keep the pipeline's, times the logit
-scale's gain. The rows stay as the pipeline gives them.
+scale's gain. The rows stay as the pipeline gives them. Time: AllegroPipeline passes its
+scheduler's steps 0 .. 999.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import ClassVar
 
 import torch
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import GivenTableRope, RopeKind, RopeSetup, axis_table, plan_key, tensor_key
 
 
@@ -78,3 +81,38 @@ class AllegroRope(GivenTableRope):
 
         flat = [t for pair in tables for t in pair]
         return self.cached((*(tensor_key(t) for t in flat), plan_key(plan)), build, anchors=tuple(flat))
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+
+def allegro_dims(config) -> tuple[int, int, int]:
+    third = int(config["attention_head_dim"]) // 3
+    return third, third, third
+
+
+ALLEGRO = Family(
+    name="allegro",
+    title="Allegro",
+    classes=("AllegroTransformer3DModel",),
+    kind=AllegroKind(),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims=allegro_dims,
+        theta=10000.0,
+        theta_source="get_3d_rotary_pos_embed_allegro's default, which AllegroPipeline uses",
+    ),
+    trained=(
+        TrainedGrid(
+            (22, 45, 80),
+            "AllegroPipeline's defaults, 88 frames at 720 x 1280 px, which are the transformer's own config "
+            "(sample_frames 22, sample_height 90, sample_width 160 latent pixels); VAE 8x spatial, 4x temporal, "
+            "patch 2, "
+            "temporal patch 1; the model card was not read",
+        ),
+    ),
+    time=Timestep(1000.0, "AllegroPipeline passes its scheduler's steps 0 .. 999"),
+    pipelines=("AllegroPipeline",),
+)
+
+FAMILIES = (ALLEGRO,)

@@ -1,10 +1,12 @@
-"""AnyFlow's ropes: called with the layout of the whole video, returning complex tables for q and k.
+"""AnyFlow's ropes (Wan 2.1 distilled to flow maps): called with the whole video's layout, complex tables for q, k.
 
 `rope(layout_cfg, device)` (AnyFlowRotaryPosEmbed) and `rope(far_cfg, device, clean_hidden_states)`
 (AnyFlowCausalRotaryPosEmbed, FAR) return {"query": t, "key": t}, t complex (1, 1, seq, head_dim // 2),
-Wan's channels per axis (time, height, width). The layout names the whole video: total_frames and
-full_frame_shape in tokens, positions 0 .. n - 1 per axis, row-major; so the plan is the whole
-video's even when a causal step computes one chunk (its query takes the table's last tokens).
+Wan's channels per axis (time head_dim - 4 (head_dim // 6), y and x 2 (head_dim // 6) each), theta
+10000 (their default; the transformers pass none). The layout names the whole video: total_frames
+(FAR: the sum of chunk_partition at every chunk's step) and full_frame_shape in tokens, positions
+0 .. n - 1 per axis, row-major; so the plan is the whole video's even when a causal step computes
+one chunk (its query takes the table's last tokens).
 FAR puts the first num_compressed_frames frames (the context made already) on a coarser grid,
 compressed_frame_shape: each compressed token's table is the full grid's averaged over its cell of
 k = compressed_patch_size / patch_size tokens per axis and brought back to unit length, i.e. the
@@ -12,17 +14,22 @@ angle at the cell's centre, position k j + (k - 1) / 2. Then come the full-resol
 with clean_hidden_states). The replacement places both grids so, with the method's frequencies,
 and puts the method's gain (a logit scale) on every token. Its tables are complex64 (float32, as
 every kind's); the attention multiplies them in complex128 where the device has float64.
+
+Time: the AnyFlow pipelines pass the scheduler's timesteps, sigma * 1000, per frame (0 on given
+context frames): the largest entry counts. RIFLEx publishes no k: derived (4 at 21 latent frames).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import torch
 from einops import rearrange
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, grid_table, plan_key
+from .wan_hunyuan_video import wan_axes_dims
 
 
 @dataclass(frozen=True)
@@ -87,3 +94,57 @@ class AnyFlowRope(ExtrapolatedRope):
             cells = [cell_centres(n, k) for n, k in zip((n_compressed, *compressed[1:]), self.cells, strict=True)]
             parts.insert(0, self._table(plan, cells, device))
         return rearrange(torch.cat(parts), "s d -> 1 1 s d")
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+ANYFLOW = Family(
+    name="anyflow",
+    title="AnyFlow",
+    classes=("AnyFlowTransformer3DModel",),
+    kind=AnyFlowKind(causal=False),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims=wan_axes_dims,
+        theta=10000.0,
+        theta_source="AnyFlowRotaryPosEmbed's default; AnyFlowTransformer3DModel passes none",
+    ),
+    trained=(
+        TrainedGrid(
+            (21, 30, 52),
+            "AnyFlow-Wan2.1-T2V-14B (distilled from Wan 2.1 T2V 14B): AnyFlowPipeline's defaults, 81 frames at "
+            "480 x 832 "
+            "px; VAE 8x spatial, 4x temporal, patch (1, 2, 2)",
+        ),
+    ),
+    time=Timestep(1000.0, "AnyFlowPipeline passes the scheduler's timesteps, sigma * 1000, per frame"),
+    rope_attr="rope",
+    rope_classes=("AnyFlowRotaryPosEmbed",),
+    pipelines=("AnyFlowPipeline",),
+    test="test_families.py, test_video_families.py",
+)
+
+ANYFLOW_FAR = replace(
+    ANYFLOW,
+    name="anyflow-far",
+    title="AnyFlow-FAR",
+    classes=("AnyFlowFARTransformer3DModel",),
+    kind=AnyFlowKind(causal=True),
+    rope_axes=replace(
+        ANYFLOW.rope_axes,
+        theta_source="AnyFlowCausalRotaryPosEmbed's default; AnyFlowFARTransformer3DModel passes none",
+    ),
+    trained=(
+        TrainedGrid(
+            (21, 30, 52),
+            "AnyFlow-FAR: its released checkpoints target 81 frames (21 latent frames, chunk_partition 1 + 3 x 6 + 2, "
+            "the transformer's docstring) at 480 x 832 px (AnyFlowFARPipeline's defaults; 60 x 104 latents, the "
+            "rope's comment); VAE 8x spatial, 4x temporal, patch (1, 2, 2)",
+        ),
+    ),
+    time=Timestep(1000.0, "AnyFlowFARPipeline passes the scheduler's timesteps, sigma * 1000, per frame"),
+    rope_classes=("AnyFlowCausalRotaryPosEmbed",),
+    pipelines=("AnyFlowFARPipeline",),
+)
+
+FAMILIES = (ANYFLOW, ANYFLOW_FAR)

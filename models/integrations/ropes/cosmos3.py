@@ -1,16 +1,17 @@
-"""Cosmos 3's omni rope: interleaved MRoPE over the packed [text][generated] sequence's position ids.
+"""Cosmos 3's omni rope (video, image, sound, actions): interleaved MRoPE over the packed sequence's ids.
 
 `Cosmos3VLTextRotaryEmbedding(position_ids (3, b, L), device, dtype)` takes one list of head_dim / 2
 inverse frequencies (theta `rope_theta`), deals pair j to h (j = 1 mod 3, j < 3 section_h), w (j = 2
-mod 3, j < 3 section_w) or t as `rope_kinds/mrope.py`'s `pair_axes` does, and returns the half-width
-angles twice (b, L, head_dim). Cosmos3OmniPipeline numbers text token i (i, i, i) and puts the
-generated stream (vision, and the sound and action streams beside it in time) after a margin:
-t from und_len + unified_3d_mrope_temporal_modality_margin on, y and x from 0 (or from that offset
-without reset_spatial_ids). The forward's `vision_token_shapes` give the grid (t, y, x); its time
-spacing is read from the positions (base_fps / fps with fps modulation). Beyond the trained grid the
-generated rows take `interleaved_angles` about their own origin (each axis's least position), so
-generated tokens see each other through the method and text sees their origin as trained; the text
-rows stay as trained; every row carries the logit scale's gain.
+mod 3, j < 3 section_w) or t as `ideogram4.py`'s `pair_axes` does (`rope_axes_dim`), and returns the
+half-width angles twice (b, L, head_dim). Cosmos3OmniPipeline numbers text token i (i, i, i) and puts
+the generated stream (vision, and the sound and action streams beside it in time) after a margin:
+t from und_len + unified_3d_mrope_temporal_modality_margin (15000) on, y and x from 0 (or from that
+offset without reset_spatial_ids). The forward's `vision_token_shapes` give the grid (t, y, x); its
+time spacing is read from the positions (base_fps / fps with fps modulation). Beyond the trained
+grid the generated rows take `interleaved_angles` about their own origin (each axis's least
+position), so generated tokens see each other through the method and text sees their origin as
+trained; the text rows stay as trained; every row carries the logit scale's gain. Time:
+Cosmos3OmniPipeline passes its UniPC scheduler's timesteps, sigma * 1000, as `vision_timesteps`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from einops import rearrange
 
 from axialrope import rope_frequencies
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, plan_key, tensor_key
 from .ideogram4 import interleaved_angles, pair_axes
 
@@ -89,3 +91,41 @@ class Cosmos3Rope(ExtrapolatedRope):
             return tuple(tables)
 
         return self.cached((tensor_key(position_ids), int(und_len), plan_key(plan)), build, anchors=(position_ids,))
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+
+def whole_head(config) -> tuple[int, int, int]:
+    """Each axis draws its pairs from the whole head's frequency list: head_dim per axis."""
+    return (int(config["head_dim"]),) * 3
+
+
+COSMOS3 = Family(
+    name="cosmos3",
+    title="Cosmos 3",
+    classes=("Cosmos3OmniTransformer",),
+    kind=Cosmos3Kind(),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims=whole_head, theta="rope_theta"),
+    trained=(
+        TrainedGrid(
+            (48, 23, 40),
+            "Cosmos3OmniPipeline's default, 189 frames at 720 x 1280 px and 24 fps, stands in for the trained one (the "
+            "model card was not read); VAE 4x temporal, 16x spatial, patch 2: (189 - 1) / 4 + 1 latent frames, "
+            "ceil(45 / 2) x 40 patches",
+        ),
+    ),
+    time=Timestep(
+        1000.0,
+        "Cosmos3OmniPipeline passes its scheduler's timesteps, sigma * 1000, as vision_timesteps",
+        argument="vision_timesteps",
+    ),
+    rope_attr="rotary_emb",
+    rope_classes=("Cosmos3VLTextRotaryEmbedding",),
+    pipelines=("Cosmos3OmniPipeline",),
+    test="test_families.py, test_cosmos3.py",
+    makes_video=True,
+)
+
+FAMILIES = (COSMOS3,)

@@ -1,14 +1,19 @@
 """EmbedND ropes called with batched ids built inside the forward (HiDream, PRX, ERNIE-Image).
 
 The rope is called as `rope(ids)` with ids (b, seq, n_axes) that the transformer makes from the
-latent's size (its text rows at 0 on the spatial axes, HiDream's padding rows at 0 too), and
-returns per axis, concatenated over the pairs, one of two formats (`EmbedNDKind.table`):
+latent's size, and returns per axis, concatenated over the pairs, one of two formats
+(`EmbedNDKind.table`):
 - "rotation": rotation matrices [[cos, -sin], [sin, cos]] (b, seq, pairs, 2, 2) float32 with a
   singleton heads axis inserted at `heads_axis` (HiDream: 2, PRX: 1);
 - "angles": the angles themselves, each pair's angle twice, (b, seq, 1, 2 pairs) float32 (ERNIE).
   A table of angles carries no gain: its family refuses the methods with one (`Family.no_gain`).
+HiDream's ids are (0, y, x) for the image and zeros for the text (its padding rows at 0 too),
+theta 10000 (its constructor's); PRX's the image's (y, x) only, theta from its config;
+ERNIE-Image's the image at (text length, y, x), text token j at (j, 0, 0), theta rope_theta.
 The plan's grid is the extent of the ids on the planned axes (no reference images here); the ids
 are read once per call (they are new tensors every step) and the table is cached by their values.
+No model card was read (no network): trained grids are the pipelines' defaults, which a model
+trained larger overrides with its own trained_grid.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import torch
 
 from axialrope import rope_frequencies
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, ids_table, plan_key
 
 TABLES = ("rotation", "angles")
@@ -79,3 +85,89 @@ class EmbedNDRope(ExtrapolatedRope):
 
         values = hashlib.sha1(flat.numpy().tobytes()).hexdigest()
         return self.cached((tuple(ids.shape), values, ids.device, plan_key(plan)), build)
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+HIDREAM = Family(
+    name="hidream",
+    title="HiDream-I1",
+    classes=("HiDreamImageTransformer2DModel",),
+    kind=EmbedNDKind(table="rotation", heads_axis=2),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="HiDreamImageTransformer2DModel builds HiDreamImageEmbedND(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "HiDreamImagePipeline's default 1024 x 1024 px (default_sample_size 128 x VAE 8; no model card read here, "
+            "no network); VAE 8x, 2x2 patches = 16 px per token. Beyond max_resolution's tokens the model itself takes "
+            "square latents only (non-square ones are padded to that many tokens)",
+        ),
+    ),
+    time=Timestep(
+        1000.0,
+        "HiDreamImagePipeline passes the scheduler's timesteps (1000 at pure noise) as `timesteps`",
+        argument="timesteps",
+    ),
+    rope_attr="pe_embedder",
+    rope_classes=("HiDreamImageEmbedND",),
+    pipelines=("HiDreamImagePipeline",),
+    test="test_families.py, test_embed_nd.py",
+)
+
+PRX = Family(
+    name="prx",
+    title="PRX",
+    classes=("PRXTransformer2DModel",),
+    kind=EmbedNDKind(table="rotation", heads_axis=1),
+    axes=("spatial", "spatial"),
+    rope_axes=RopeAxes(dims="axes_dim", theta="theta", theta_source="PRXTransformer2DModel's config theta"),
+    trained=(
+        TrainedGrid(
+            (16, 16),
+            "PRXPipeline's default 512 x 512 px (DEFAULT_RESOLUTION; no model card read here, no network) through "
+            "a DC-AE (32 latent channels, 32x) and patch 1 = 32 px per token",
+            when=(("in_channels", 32), ("patch_size", 1)),
+            label="DC-AE, patch 1",
+        ),
+        TrainedGrid(
+            (32, 32),
+            "PRXPipeline's default 512 x 512 px (DEFAULT_RESOLUTION; no model card read here, no network) through "
+            "the Flux VAE (16 latent channels, 8x) and 2x2 patches = 16 px per token",
+        ),
+    ),
+    time=Timestep(1.0, "PRXPipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
+    rope_attr="pe_embedder",
+    rope_classes=("PRXEmbedND",),
+    pipelines=("PRXPipeline",),
+)
+
+ERNIE_IMAGE = Family(
+    name="ernie-image",
+    title="ERNIE-Image",
+    classes=("ErnieImageTransformer2DModel",),
+    kind=EmbedNDKind(table="angles", heads_axis=2),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="rope_axes_dim", theta="rope_theta", theta_source="ErnieImageTransformer2DModel's config rope_theta"
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "ErnieImagePipeline's default 1024 x 1024 px (no model card read here, no network); VAE 16x, patch 1 = "
+            "16 px per token",
+        ),
+    ),
+    time=Timestep(1000.0, "ErnieImagePipeline passes the scheduler's timesteps (1000 at pure noise)"),
+    rope_attr="pos_embed",
+    rope_classes=("ErnieImageEmbedND3",),
+    pipelines=("ErnieImagePipeline",),
+    test="test_families.py, test_embed_nd.py",
+    no_gain="it passes its attention a table of angles (the processor takes their cos and sin), which holds no gain",
+)
+
+FAMILIES = (HIDREAM, PRX, ERNIE_IMAGE)

@@ -1,12 +1,15 @@
 """Helios's rope: `rope(frame_indices, height, width, device)`, one tensor of cos and sin channels.
 
-HeliosRotaryPosEmbed takes frame indices (b, frames) and the token grid's height and width (after
-the patch), and returns (b, 2 sum(dims), frames, h, w): the cos channels of t, y, x, then their
-sin channels, each pair's value twice, with y, x at 0 .. n - 1. The transformer calls it once per
-stream (the chunk being made, the short, mid and long history, all at the same height and width)
-and pools the history streams' tables itself. Helios's pipeline numbers the frames of a chunk and
-its history within a span fixed by its history sizes, however long the video, so the time axis is
-an index axis kept as trained; the methods act on height and width.
+HeliosRotaryPosEmbed (axes (t, y, x) of rope_dim channels, theta rope_theta) takes frame indices
+(b, frames) and the token grid's height and width (after the patch), and returns
+(b, 2 sum(dims), frames, h, w): the cos channels of t, y, x, then their sin channels, each pair's
+value twice, with y, x at 0 .. n - 1. The transformer calls it once per stream (the chunk being
+made, the short, mid and long history, all at the same height and width) and pools the history
+streams' tables itself. The time axis is an index axis kept as trained: HeliosPipeline numbers the
+prefix frame, the long, mid and short history and the chunk being made from 0 to below
+1 + sum(history_sizes) + num_latent_frames_per_chunk (29 at its defaults), however long the video,
+so riflex does not apply; the other methods act on height and width. Time: HeliosPipeline passes
+HeliosScheduler's timesteps, sigma * 1000.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import ClassVar
 import torch
 from einops import rearrange
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, axis_table, full_width, plan_key, tensor_key
 
 
@@ -61,3 +65,31 @@ class HeliosRope(ExtrapolatedRope):
 
         key = (tensor_key(frame_indices), int(height), int(width), torch.device(device), plan_key(plan))
         return self.cached(key, build, anchors=(frame_indices,))
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+HELIOS = Family(
+    name="helios",
+    title="Helios",
+    classes=("HeliosTransformer3DModel",),
+    kind=HeliosKind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims="rope_dim", theta="rope_theta"),
+    trained=(
+        TrainedGrid(
+            (24, 40),
+            "Helios: HeliosPipeline's and HeliosPyramidPipeline's defaults, 384 x 640 px (the model card was not "
+            "read); VAE 8x spatial (its scale_factor_spatial), patch (1, 2, 2): 16 px per token. The pyramid "
+            "pipeline's earlier stages run below this size",
+        ),
+    ),
+    time=Timestep(1000.0, "HeliosPipeline passes HeliosScheduler's timesteps, sigma * 1000"),
+    rope_attr="rope",
+    rope_classes=("HeliosRotaryPosEmbed",),
+    pipelines=("HeliosPipeline", "HeliosPyramidPipeline"),
+    makes_video=True,
+    no_time_axis="numbers its frames within a span its pipeline's history sizes fix, whatever the video's length",
+)
+
+FAMILIES = (HELIOS,)

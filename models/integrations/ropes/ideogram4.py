@@ -1,14 +1,16 @@
 """Interleaved MRoPE over position ids (Ideogram 4): one frequency list, its pairs dealt to (t, y, x).
 
-`Ideogram4MRoPE(position_ids (b, L, 3))` takes one list of head_dim / 2 inverse frequencies (theta
-`rope_theta`); pair j rotates with axis y where j = 1 mod 3 and j < 3 section_y, with x where j = 2
-mod 3 and j < 3 section_x, with t otherwise, and returns the half-width angles twice (b, L, head_dim).
-The pipeline puts text token i at (i, i, i) and image token (r, c) at (O, O + r, O + c), O the image
-offset (65536). Beyond the trained grid an axis's pairs take the method's frequencies for the whole
-list (`rope_frequencies(head_dim, theta, scaling)`) at those pairs, applied to the image token's
+`Ideogram4MRoPE(position_ids (b, L, 3))` takes one list of attention_head_dim / 2 inverse
+frequencies (theta `rope_theta`); pair j rotates with axis y where j = 1 mod 3 and j < 3 section_y,
+with x where j = 2 mod 3 and j < 3 section_x, with t otherwise (`mrope_section`), and returns the
+half-width angles twice (b, L, head_dim). The pipeline puts text token i at (i, i, i) and image
+token (r, c) at (O, O + r, O + c), O the image offset (65536): t is an index axis kept as trained.
+Beyond the trained grid an axis's pairs take the method's frequencies for the whole list
+(`rope_frequencies(head_dim, theta, scaling)`) at those pairs, applied to the image token's
 distance from the image's origin; the origin keeps its trained phase, O f_j, so image tokens see
 each other through the method and text sees the image's origin as trained. Text rows stay as
-trained; every row carries the logit scale's gain.
+trained; every row carries the logit scale's gain. Cosmos 3 (`cosmos3.py`) deals its pairs the
+same way. Time: Ideogram4Pipeline passes model time 1 - sigma, 0 at noise.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import torch
 
 from axialrope import rope_frequencies
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, plan_key, tensor_key
 
 
@@ -97,3 +100,36 @@ class InterleavedMRope(ExtrapolatedRope):
             return cos.to(out[0]), sin.to(out[1])
 
         return self.cached((tensor_key(position_ids), plan_key(plan)), build, anchors=(position_ids,))
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+
+def whole_head(config) -> tuple[int, int, int]:
+    """Each axis draws its pairs from the whole head's frequency list: head_dim per axis."""
+    head_dim = int(config["attention_head_dim"])
+    return head_dim, head_dim, head_dim
+
+
+IDEOGRAM4 = Family(
+    name="ideogram4",
+    title="Ideogram 4",
+    classes=("Ideogram4Transformer2DModel",),
+    kind=InterleavedMRopeKind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims=whole_head, theta="rope_theta"),
+    trained=(
+        TrainedGrid(
+            (128, 128),
+            "Ideogram4Pipeline's default and recommended size, 2048 x 2048 px, stands in for the trained one "
+            "(the model "
+            "card was not read); VAE 8x, patch 2",
+        ),
+    ),
+    time=Timestep(0.0, "Ideogram4Pipeline passes model time 1 - sigma: 0 at noise, 1 at the image", at_clean=1.0),
+    rope_attr="rotary_emb",
+    rope_classes=("Ideogram4MRoPE",),
+    pipelines=("Ideogram4Pipeline",),
+)
+
+FAMILIES = (IDEOGRAM4,)

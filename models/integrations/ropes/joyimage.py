@@ -1,21 +1,26 @@
-"""JoyImage Edit's rope, a method of the model: `get_rotary_pos_embed(vis_rope_size, txt_rope_size)`.
+"""JoyImage Edit's and Edit Plus's ropes, methods of the models: `get_rotary_pos_embed(vis_rope_size, txt_rope_size)`.
 
 It returns ((cos, sin), text) on the CPU: cos, sin (frames * h * w, head_dim) at positions 0 .. n - 1
-per axis (t, y, x of rope_dim_list channels, theta `theta`), row-major, each pair's value twice;
-text None, or with rope_type "mrope" the same format for txt_rope_size tokens at m + 1, m + 2, ...
-on every axis, m the largest grid index. The edit pipeline puts the reference image and the output
-on the time axis as items (frames), an index axis kept as trained; the methods act on y and x, on
-the text's y and x columns too (its positions stay the model's, after the grid). The replacement is
-installed as an instance attribute shadowing the method (extrapolation.py).
+per axis (t, y, x of rope_dim_list channels, head_dim // 3 each when None; theta `theta`, 256 by
+default), row-major, each pair's value twice; text None, or with rope_type "mrope" the same format
+for txt_rope_size tokens at m + 1, m + 2, ... on every axis, m the largest grid index. The edit
+pipeline stacks the reference image and the output (both at the output's size) on the time axis as
+items (frames), an index axis kept as trained; the methods act on y and x, on the text's y and x
+columns too (its positions stay the model's, after the grid). Edit Plus packs the output and each
+reference image (at its own size) one after the other on the time axis; the methods follow the
+output's y, x and the references keep their positions. The replacement is installed as an
+instance attribute shadowing the method (extrapolation.py). Time: both pipelines pass
+FlowMatchEulerDiscreteScheduler's timesteps, sigma * 1000.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import torch
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import (
     ExtrapolatedRope,
     RopeKind,
@@ -106,3 +111,61 @@ class JoyImageRangeRope(ExtrapolatedRope):
             )
 
         return self.cached((start, stop, plan_key(plan)), build)
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+
+def joyimage_axes_dims(config) -> tuple[int, int, int]:
+    dims = config["rope_dim_list"]
+    if dims is None:
+        head_dim = int(config["hidden_size"]) // int(config["num_attention_heads"])
+        return (head_dim // 3,) * 3
+    return tuple(int(d) for d in dims)
+
+
+JOYIMAGE_EDIT = Family(
+    name="joyimage-edit",
+    title="JoyImage Edit",
+    classes=("JoyImageEditTransformer3DModel",),
+    kind=JoyImageKind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims=joyimage_axes_dims, theta="theta"),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "JoyImage Edit: JoyImageEditPipeline resizes to its resolution buckets of about 1024 x 1024 px of area "
+            "(JoyImageEditImageProcessor, basesize 1024, from 512 x 2048 to 2048 x 512 px; the model card was "
+            "not read); "
+            "1024 x 1024 px is 64 x 64 tokens (VAE 8x, patch (1, 2, 2)). A non-square bucket passes its own, e.g. "
+            "trained_grid=(48, 80) for 768 x 1280 px",
+        ),
+    ),
+    time=Timestep(1000.0, "JoyImageEditPipeline passes the scheduler's timesteps, sigma * 1000"),
+    rope_attr="get_rotary_pos_embed",
+    pipelines=("JoyImageEditPipeline",),
+    test="test_families.py, test_joyimage.py",
+    no_time_axis="stacks its reference image and output as items on the time axis",
+)
+
+JOYIMAGE_EDIT_PLUS = replace(
+    JOYIMAGE_EDIT,
+    name="joyimage-edit-plus",
+    title="JoyImage Edit Plus",
+    classes=("JoyImageEditPlusTransformer3DModel",),
+    kind=JoyImageRangeKind(),
+    rope_attr="_get_rotary_pos_embed_for_range",
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "JoyImage Edit Plus: JoyImageEditPlusPipeline outputs 1024 x 1024 px without a reference image and "
+            "otherwise the last reference's bucket of about 1024 x 1024 px of area (JoyImageEditImageProcessor, "
+            "basesize 1024; the model card was not read); 64 x 64 tokens (VAE 8x, patch (1, 2, 2))",
+        ),
+    ),
+    time=Timestep(1000.0, "JoyImageEditPlusPipeline passes the scheduler's timesteps, sigma * 1000"),
+    pipelines=("JoyImageEditPlusPipeline",),
+    no_time_axis="packs its output and reference images one after the other on the time axis",
+)
+
+FAMILIES = (JOYIMAGE_EDIT, JOYIMAGE_EDIT_PLUS)

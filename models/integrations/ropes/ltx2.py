@@ -3,14 +3,20 @@
 LTX2AudioVideoRotaryPosEmbed takes patch bounds (b, 3, seq, 2) in pixels (time in seconds), uses
 their midpoints m, and with g_a = m_a / base_a (base: pos_embed_max_pos, base_height, base_width)
 gives pair (i, axis) -> 3 i + axis the angle omega_i (2 g_a - 1), omega_i = (pi / 2) theta^(i / (n - 1)),
-n = inner_dim // 6, as LTX-Video (`ltx.py`: the core sees an axial RoPE with base theta^(n / (n - 1))
-at c_a = (pi / 2) theta (2 g_a - 1)). Tables: "interleaved" (b, seq, inner_dim), each pair twice,
-inner_dim % 6 leading pass-through channels; "split" (b, heads, seq, head_dim // 2), pass-through
-first. Time, y and x take the method: their extent in tokens is read from the coordinates (the
-pipeline's keyframe tokens included); the spacing of y and x is the VAE factor times the patch over
-the base, that of time a latent frame's span in seconds (its bounds' width: the call's own frame
-rate) over the base. The audio rope and the two cross-attention ropes are other modules, kept as
-trained (see `families/ltx2.py`).
+n = inner_dim // 6, as LTX-Video (`ltx_video.py`: the core sees an axial RoPE with base
+theta^(n / (n - 1)) at c_a = (pi / 2) theta (2 g_a - 1)). Tables: "interleaved" (b, seq, inner_dim),
+each pair twice, inner_dim % 6 leading pass-through channels; "split" (b, heads, seq, head_dim // 2),
+pass-through first. Time, y and x take the method (riflex on t, its k derived: none is published):
+their extent in tokens is read from the coordinates (the pipeline's keyframe tokens included); the
+spacing of y and x is the VAE factor times the patch over the base, that of time a latent frame's
+span in seconds (its bounds' width: the call's own frame rate) over the base.
+
+The audio rope and the two cross-attention ropes are other modules, kept as trained: the audio's
+positions are its own latent frames in seconds, and the cross-attention ropes rotate video queries
+and audio keys by their times in seconds, so that a video frame and the audio at the same second
+line up; changing the video's side alone would shift that alignment, and changing both would
+extrapolate the audio. Time: LTX2Pipeline passes the scheduler's timesteps, sigma * 1000 (and the
+same as `sigma`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from einops import rearrange
 
 from axialrope import rope_frequencies
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, full_width, plan_key, tensor_key
 
 DEFAULT_FPS = 24.0  # LTX2Pipeline's frame_rate
@@ -133,3 +140,36 @@ class LTX2Rope(ExtrapolatedRope):
             return cos.to(device), sin.to(device)
 
         return self.cached((tensor_key(coords), torch.device(device), plan_key(plan)), build, anchors=(coords,))
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+
+def ltx2_axes_dims(config) -> tuple[int, int, int]:
+    return (2 * ltx2_pairs(config),) * 3
+
+
+LTX2 = Family(
+    name="ltx2",
+    title="LTX-2",
+    classes=("LTX2VideoTransformer3DModel",),
+    kind=LTX2Kind(),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(dims=ltx2_axes_dims, theta="rope_theta"),
+    trained=(
+        TrainedGrid(
+            (16, 16, 24),
+            "LTX-2: LTX2Pipeline's default, 121 frames at 512 x 768 px and frame_rate 24 (the model card was not "
+            "read); "
+            "VAE 8x temporal, 32x spatial, patch 1: (121 - 1) / 8 + 1 latent frames. Its two-stage recipe refines at "
+            "twice the size after LTX2LatentUpsamplePipeline: pass trained_grid=(16, 32, 48) for the second stage",
+        ),
+    ),
+    time=Timestep(1000.0, "LTX2Pipeline passes the scheduler's timesteps, sigma * 1000"),
+    rope_attr="rope",
+    rope_classes=("LTX2AudioVideoRotaryPosEmbed",),
+    pipelines=("LTX2Pipeline", "LTX2ImageToVideoPipeline", "LTX2ConditionPipeline"),
+    test="test_families.py, test_ltx2.py",
+)
+
+FAMILIES = (LTX2,)

@@ -4,13 +4,17 @@ With n = dim // 6 pairs per axis and omega_i = (pi / 2) theta^(i / (n - 1)), a t
 index m on axis a gets the angle omega_i (2 g_a - 1), g_a = m scale_a patch_a / base_a (scale:
 the pipeline's rope_interpolation_scale; base: 20 frames, 2048 px), or g_a = m without a scale.
 Pairs are ordered (i, axis) -> 3 i + axis, each value twice, and dim % 6 leading channels pass
-through (cos 1, sin 0). Tables (b, seq, dim) float32.
+through (cos 1, sin 0). Tables (b, seq, dim) float32. The family's dims are the inner dimension's
+thirds, read from num_attention_heads x attention_head_dim.
 
 The core sees the same angles as an axial RoPE: per axis 2n channels with base theta^(n / (n - 1))
 at coordinates c_a = (pi / 2) theta (2 g_a - 1). Neighbouring tokens are pi theta scale_a
 patch_a / base_a apart in c, the `token_spacing` of the methods that count rotations within the
 trained length. The constant phase -omega_i of every token cancels in each q.k logit. With
 `video_coords` (LTXConditionPipeline) the spacing is unknown here: trained grid only.
+
+Time: LTXPipeline passes sigma * 1000. RIFLEx publishes no k for LTX-Video: it is derived at
+LTXPipeline's default time spacing (VAE 8 frames over 25 fps).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from einops import rearrange
 
 from axialrope import rope_frequencies
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, full_width, grid_table, index_positions, plan_key
 
 
@@ -135,3 +140,39 @@ class LTXRope(ExtrapolatedRope):
 
         cos, sin = self.cached((grid, spacing, device, plan_key(plan)), build)
         return cos.expand(batch, -1, -1), sin.expand(batch, -1, -1)
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+
+def ltx_axes_dims(config) -> tuple[int, int, int]:
+    pairs = int(config["num_attention_heads"]) * int(config["attention_head_dim"]) // 6
+    return (2 * pairs,) * 3
+
+
+LTX_VIDEO = Family(
+    name="ltx-video",
+    title="LTX-Video",
+    classes=("LTXVideoTransformer3DModel",),
+    kind=LTXKind(bases=(20, 2048, 2048), default_time_scale=8 / 25),
+    axes=("temporal", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims=ltx_axes_dims,
+        theta=10000.0,
+        theta_source="LTXVideoTransformer3DModel builds LTXVideoRotaryPosEmbed(theta=10000.0)",
+    ),
+    trained=(
+        TrainedGrid(
+            (21, 16, 22),
+            "LTX-Video: 161 frames at 512 x 704 px (LTXPipeline's defaults, 25 fps); VAE 32x spatial, 8x temporal "
+            "((161 - 1) / 8 + 1 = 21 latent frames), patch 1",
+        ),
+    ),
+    time=Timestep(1000.0, "LTXPipeline passes sigma * 1000"),
+    rope_attr="rope",
+    rope_classes=("LTXVideoRotaryPosEmbed",),
+    pipelines=("LTXPipeline", "LTXImageToVideoPipeline"),
+    test="test_families.py, test_extrapolation_tables.py",
+)
+
+FAMILIES = (LTX_VIDEO,)

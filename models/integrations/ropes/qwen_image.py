@@ -1,33 +1,36 @@
-"""QwenEmbedRope: complex tables for the images of `img_shapes` and the text after them.
+"""QwenEmbedRope (Qwen-Image, its ControlNet, NucleusMoE-Image) and Qwen-Image 2.1's joint-sequence rope.
 
 `QwenEmbedRope(video_fhw, device, max_txt_seq_len)` returns complex64 tables (vid (seq, pairs),
 txt (txt_len, pairs)) over axes (frame, y, x). Image i's frames sit at positions i .. i + f - 1;
 with scale_rope (the model's setting) y and x are centred, -(h - h // 2) .. h // 2 - 1; text
 token j sits at max(h // 2, w // 2) + j on all three axes, over all images. The grid is the
-generated image's (h, w), the first of `img_shapes`; Qwen-Image-Edit appends its reference images
-after it, at frames 1, 2, ... (the `reference` option, `references.py`: "cover" maps each reference
-onto the generated image's extent; "keep" leaves the pipeline's positions and takes the largest
-(h, w) over all images). The frame axis is a reference axis and stays as trained.
+generated image's (h, w), the first of `img_shapes`; Qwen-Image-Edit (Plus) appends its reference
+images after it, at frames 1, 2, ... (the `reference` option, `references.py`: "cover" maps each
+reference onto the generated image's extent; "keep" leaves the pipeline's positions and takes the
+largest (h, w) over all images). The frame axis is a reference axis and stays as trained.
 
 Text tokens, option `dype_variant`:
 - "qwen" (default): as DyPE's Qwen-Image code for the dype-* methods: text keeps the trained
   table (no gain) and t = 1 - timestep / 1000 (their conversion of the sigma the pipeline passes).
 - "flux": as DyPE's Flux code: every token on an axis, text included, gets the method's
   frequencies and gain (so text-image logits stay relative), and t = timestep.
-The other methods always take the "flux" rule.
+The other methods always take the "flux" rule. Time: QwenImagePipeline passes timestep = sigma.
 
 Qwen-Image-Layered (`use_layer3d_rope`, QwenEmbedLayer3DRope) puts its generated layers at frames
 0, 1, ... and its condition image, the last of `img_shapes`, at frame -1; its text starts after
-the layers' count too. NucleusMoEEmbedRope is a copy of QwenEmbedRope.
+the layers' count too. NucleusMoEEmbedRope is a copy of QwenEmbedRope. Qwen-Image 2.1's rope
+(QwenImage21Rope, `Qwen21Kind`) walks one joint sequence of text and images.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import torch
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, grid_table, plan_key
 from .references import Extent, cover_map, reference_rule
 
@@ -138,3 +141,187 @@ def _covering(own: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
     """A reference's positions on one axis mapped onto the output's extent (unchanged where they match)."""
     scale, offset = cover_map(Extent(float(own[0]), float(own[-1])), Extent(float(output[0]), float(output[-1])))
     return own if (scale, offset) == (1.0, 0.0) else own * scale + offset
+
+
+@dataclass(frozen=True)
+class Qwen21Kind(RopeKind):
+    """Qwen-Image 2.1's rope over the joint text and image sequence (QwenImage21Rope).
+
+    `rope(img_shapes, image_pad_mask, device)` with the first sample's (frames, h, w) per image, the
+    condition images first and the generated image last, and image_pad_mask (seq,) True at image
+    tokens, returns complex64 (seq, pairs) over axes (frame, y, x). A running position p walks the
+    sequence: each text token sits at (p, p, p) and advances it; an image block sits on frame p, its
+    y and x centred on zero, -(n - n // 2) .. n // 2 - 1, and advances p by max(h, w). The frame axis
+    stays as trained; y and x take the method, text tokens too (on the diagonal, so text-image logits
+    stay relative). The plan follows the generated image ("cover": the condition images mapped onto its
+    extent, `references.py`) or the largest image ("keep": the pipeline's positions).
+    """
+
+    title: ClassVar[str] = "joint sequence (Qwen-Image 2.1)"
+    options: ClassVar[tuple[str, ...]] = ("reference",)
+
+    def make_rope(self, original, setup: RopeSetup) -> Qwen21Rope:
+        reference_rule(setup.options)
+        return Qwen21Rope(original, setup)
+
+
+def joint_positions(shapes, is_image: list[bool], cover: bool) -> torch.Tensor:
+    """(seq, 3) float64 (frame, y, x) of the joint sequence, as QwenImage21Rope walks it; under `cover`
+    each condition image's y and x mapped onto the generated image's (the last) extent."""
+    out_y, out_x = (centred_positions(n, True) for n in shapes[-1][1:])
+    rows, cursor, position = [], 0, 0
+    for index, (_, height, width) in enumerate(shapes):
+        start = is_image.index(True, cursor)
+        rows += [(float(p),) * 3 for p in range(position, position + start - cursor)]
+        position += start - cursor
+        ys, xs = centred_positions(height, True), centred_positions(width, True)
+        if cover and index < len(shapes) - 1:
+            ys, xs = _covering(ys, out_y), _covering(xs, out_x)
+        grid = torch.stack(torch.meshgrid(ys, xs, indexing="ij"), -1).reshape(-1, 2)
+        rows += [(float(position), float(y), float(x)) for y, x in grid.tolist()]
+        position += max(height, width)
+        cursor = start + height * width
+    rows += [(float(p),) * 3 for p in range(position, position + len(is_image) - cursor)]
+    return torch.tensor(rows, dtype=torch.float64).reshape(-1, 3)
+
+
+class Qwen21Rope(ExtrapolatedRope):
+    """forward(img_shapes, image_pad_mask, device) -> complex64 (seq, pairs), as QwenImage21Rope."""
+
+    def __init__(self, original, setup: RopeSetup):
+        super().__init__(original, setup)
+        self.reference_rule = reference_rule(setup.options)
+
+    def grid(self, shapes) -> tuple[int, int]:
+        if self.reference_rule == "cover":
+            return tuple(shapes[-1][1:])
+        return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
+
+    def forward(self, img_shapes, image_pad_mask: torch.Tensor, device=None):
+        shapes = [tuple(int(n) for n in fhw) for fhw in img_shapes]
+        plan = self.plan(self.grid(shapes))
+        if plan is None:
+            return self.original(img_shapes, image_pad_mask, device=device)
+        mask = image_pad_mask.detach().to("cpu")
+        device = torch.device(device) if device is not None else image_pad_mask.device
+
+        def build():
+            coords = joint_positions(shapes, mask.tolist(), self.reference_rule == "cover")
+            cos, sin = axial_table(
+                self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, coords, device=device
+            )
+            return torch.complex(cos, sin)
+
+        values = hashlib.sha1(mask.numpy().tobytes()).hexdigest()
+        return self.cached((tuple(shapes), values, device, plan_key(plan), self.reference_rule), build)
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+QWEN_IMAGE = Family(
+    name="qwen-image",
+    title="Qwen-Image",
+    classes=("QwenImageTransformer2DModel",),
+    kind=QwenKind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="QwenImageTransformer2DModel builds QwenEmbedRope(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "Qwen-Image-Layered: QwenImageLayeredPipeline takes resolution 640 (its default) or 1024 px, an area "
+            "bucket "
+            "for the input's aspect ratio; the larger, 1024 x 1024 px, is taken as trained (no model card read "
+            "here, no "
+            "network); VAE 8x, 2x2 patches = 16 px per token",
+            pipeline_default=(40, 40),
+            when=(("use_layer3d_rope", True),),
+            label="Layered, use_layer3d_rope",
+        ),
+        TrainedGrid(
+            (83, 83),
+            "Qwen-Image model card: 1328 x 1328 px for 1:1 (its aspect-ratio table); VAE 8x, 2x2 patches = 16 px per "
+            "token; DyPE's Qwen-Image code uses the same base (1328 // 16 = 83)",
+            pipeline_default=(64, 64),
+        ),
+    ),  # QwenImagePipeline: default_sample_size 128 x VAE 8 = 1024 px
+    time=Timestep(1.0, "QwenImagePipeline passes sigma"),
+    rope_attr="pos_embed",
+    rope_classes=("QwenEmbedRope", "QwenEmbedLayer3DRope"),
+    pipelines=(
+        "QwenImagePipeline",
+        "QwenImageImg2ImgPipeline",
+        "QwenImageInpaintPipeline",
+        "QwenImageControlNetPipeline",
+        "QwenImageEditPipeline",
+        "QwenImageEditPlusPipeline",
+        "QwenImageEditInpaintPipeline",
+        "QwenImageLayeredPipeline",
+    ),
+    test="test_families.py, test_qwen_dype.py, test_reference_images.py, test_qwen_kin.py (Layered), "
+    "test_context_parallel.py (Layered)",
+)
+
+QWEN_IMAGE_CONTROLNET = replace(
+    QWEN_IMAGE,
+    name="qwen-image-controlnet",
+    title="Qwen-Image ControlNet",
+    classes=("QwenImageControlNetModel",),
+    pipelines=("QwenImageControlNetPipeline",),
+    trained=QWEN_IMAGE.trained[-1:],
+    rope_classes=("QwenEmbedRope",),
+    test="test_families.py, test_pipelines.py",
+)
+
+NUCLEUSMOE_IMAGE = replace(
+    QWEN_IMAGE,
+    name="nucleusmoe-image",
+    title="NucleusMoE-Image",
+    classes=("NucleusMoEImageTransformer2DModel",),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="NucleusMoEImageTransformer2DModel builds NucleusMoEEmbedRope(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "NucleusMoEImagePipeline's default 1024 x 1024 px (default_sample_size 128 x VAE 8; no model card read "
+            "here, no network); VAE 8x, 2x2 patches = 16 px per token",
+        ),
+    ),
+    time=Timestep(1.0, "NucleusMoEImagePipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
+    rope_classes=("NucleusMoEEmbedRope",),
+    pipelines=("NucleusMoEImagePipeline",),
+    test="test_families.py",
+)
+
+QWEN_IMAGE_21 = Family(
+    name="qwen-image-2.1",
+    title="Qwen-Image 2.1",
+    classes=("QwenImage21Transformer2DModel",),
+    kind=Qwen21Kind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="QwenImage21Transformer2DModel builds QwenImage21Rope(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "QwenImage21Pipeline's default output_resolution 1024 x 1024 px (no model card read here, no network); "
+            "VAE 16x, patch 1 = 16 px per token",
+        ),
+    ),
+    time=Timestep(1.0, "QwenImage21Pipeline passes the scheduler's timestep / 1000 (sigma)"),
+    rope_attr="pos_embed",
+    rope_classes=("QwenImage21Rope",),
+    pipelines=("QwenImage21Pipeline",),
+    test="test_families.py, test_qwen_kin.py",
+)
+
+FAMILIES = (QWEN_IMAGE, QWEN_IMAGE_CONTROLNET, NUCLEUSMOE_IMAGE, QWEN_IMAGE_21)

@@ -1,24 +1,31 @@
 """Z-Image's RopeEmbedder and its copies (Z-Image ControlNet, BriaFibo 2.0): integer ids, complex tables.
 
 `rope(ids)` with ids (seq, 3) integers (a plane index, y, x) returns complex64 (seq, pairs): each
-axis's table gathered at its column. The transformer builds the ids inside its forward and calls
-the rope several times (the image, the caption, BriaFibo 2.0's gist tokens, Z-Image Omni's SigLIP
-tokens), so the plan of every call of a forward follows the generated image's token grid, read
-from the forward's latent argument (`RopeEmbedderKind.latent`, its last two dims over the patch),
-and the ids' plane axis stays as trained. Reference images (Z-Image Omni, BriaFibo 2.0's context
-latents) keep their positions. Z-Image's RopeEmbedder is a plain object, not a module: the
-replacement is set as a plain attribute; Z-Image's ControlNet shares the transformer's object
-(`from_transformer`) and is patched with its own replacement of it when a pipeline is passed.
+axis's table gathered at its column. The caption (and BriaFibo 2.0's gist tokens) sit on planes
+1, 2, ... at y = x = 0, the generated image on the plane after them over its (y, x) grid. The
+transformer builds the ids inside its forward and calls the rope several times (the image, the
+caption, BriaFibo 2.0's gist tokens, Z-Image Omni's SigLIP tokens), so the plan of every call of a
+forward follows the generated image's token grid, read from the forward's latent argument
+(`RopeEmbedderKind.latent`, its last two dims over the patch), and the plane axis stays as
+trained. Reference images (Z-Image Omni, BriaFibo 2.0's context latents) keep their positions.
+Z-Image's RopeEmbedder is a plain object, not a module: the replacement is set as a plain
+attribute; Z-Image's ControlNet shares the transformer's object (`from_transformer`) and is
+patched with its own replacement of it when a pipeline is passed.
+
+Time: ZImagePipeline passes `t` = 1 - sigma (0 at pure noise); BriaFibo2Pipeline passes sigma.
+No model card was read (no network): trained grids are the pipelines' defaults, which a model
+trained larger overrides with its own trained_grid.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import torch
 
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axial_table, plan_key
 
 
@@ -84,3 +91,76 @@ class RopeEmbedderRope(ExtrapolatedRope):
 
         values = hashlib.sha1(rows.numpy().tobytes()).hexdigest()
         return self.cached((tuple(ids.shape), values, ids.device, plan_key(plan)), build)
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+Z_IMAGE = Family(
+    name="z-image",
+    title="Z-Image",
+    classes=("ZImageTransformer2DModel",),
+    kind=RopeEmbedderKind(latent="x", patch="patch_size"),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims", theta="rope_theta", theta_source="ZImageTransformer2DModel's config rope_theta"
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "ZImagePipeline's default 1024 x 1024 px (no model card read here, no network); VAE 8x, 2x2 patches "
+            "= 16 px "
+            "per token",
+        ),
+    ),
+    time=Timestep(0.0, "ZImagePipeline passes `t` = (1000 - timestep) / 1000 = 1 - sigma", at_clean=1.0, argument="t"),
+    rope_attr="rope_embedder",
+    rope_classes=("RopeEmbedder",),
+    pipelines=(
+        "ZImagePipeline",
+        "ZImageImg2ImgPipeline",
+        "ZImageInpaintPipeline",
+        "ZImageOmniPipeline",
+        "ZImageControlNetPipeline",
+        "ZImageControlNetInpaintPipeline",
+    ),
+    test="test_families.py, test_z_image.py",
+)
+
+# shares the transformer's RopeEmbedder (ZImageControlNetModel.from_transformer), whose numbers it reads
+Z_IMAGE_CONTROLNET = replace(
+    Z_IMAGE,
+    name="z-image-controlnet",
+    title="Z-Image ControlNet",
+    classes=("ZImageControlNetModel",),
+    rope_axes=RopeAxes(
+        dims="axes_dims",
+        theta="theta",
+        on_rope=True,
+        theta_source="the transformer's RopeEmbedder it shares (from_transformer)",
+    ),
+    pipelines=("ZImageControlNetPipeline", "ZImageControlNetInpaintPipeline"),
+)
+
+BRIA_FIBO2 = Family(
+    name="bria-fibo2",
+    title="BriaFibo 2.0",
+    classes=("BriaFibo2Transformer2DModel",),
+    kind=RopeEmbedderKind(latent="hidden_states", patch="patch_size", patch_in_config=True),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims", theta="rope_theta", theta_source="BriaFibo2Transformer2DModel's config rope_theta"
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "BriaFibo2Pipeline: 'the size Fibo 2.0 was trained at for an aspect ratio, about the default area' of "
+            "1024 x 1024 px (its comment; no model card read here, no network); VAE 8x, 2x2 patches = 16 px per token",
+        ),
+    ),
+    time=Timestep(1.0, "BriaFibo2Pipeline passes the scheduler's timestep / 1000 (sigma)"),
+    rope_attr="rope_embedder",
+    rope_classes=("RopeEmbedder",),
+    pipelines=("BriaFibo2Pipeline",),
+)
+
+FAMILIES = (Z_IMAGE, Z_IMAGE_CONTROLNET, BRIA_FIBO2)
