@@ -116,7 +116,7 @@ class Family:
             rope_classes: the rope module classes accepted there, by name.
         riflex: published ks (first match wins; none matching: k derived); requires: config entries
             the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
-            with their option (Flux's shift cap); pipelines, test: for the docs.
+            with their option (Flux's shift cap); pipelines: for the docs.
         attention: "softmax", or "linear" where the rope rotates a linear attention's q and k (a gain
             on the tables would scale its output). no_gain: why the tables cannot carry a gain, a clause (a table
             of angles), refusing the methods with one and entropy scaling ("" where they can). methods:
@@ -138,7 +138,6 @@ class Family:
     rope_classes: tuple[str, ...] = ()
     riflex: tuple[RiflexK, ...] = ()
     pipelines: tuple[str, ...] = ()
-    test: str = "test_families.py"
     requires: tuple[tuple[str, object], ...] = ()
     requires_reason: str = ""
     extras: tuple = ()

@@ -121,7 +121,6 @@ ANYFLOW = Family(
     rope_attr="rope",
     rope_classes=("AnyFlowRotaryPosEmbed",),
     pipelines=("AnyFlowPipeline",),
-    test="test_families.py, test_video_families.py",
 )
 
 ANYFLOW_FAR = replace(

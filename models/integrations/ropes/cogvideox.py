@@ -145,7 +145,6 @@ COGVIDEOX = Family(
     requires_reason="this CogVideoX uses absolute positions (use_rotary_positional_embeddings=False, e.g. "
     "CogVideoX-2b): there is no RoPE to extrapolate",
     pipelines=("CogVideoXPipeline", "CogVideoXImageToVideoPipeline", "CogVideoXVideoToVideoPipeline"),
-    test="test_families.py, test_cogvideox.py",
 )
 
 CONSISID = replace(
@@ -165,7 +164,6 @@ CONSISID = replace(
     ),
     riflex=(),
     pipelines=("ConsisIDPipeline",),
-    test="test_families.py",
 )
 
 FAMILIES = (COGVIDEOX, CONSISID)

@@ -133,7 +133,6 @@ COSMOS = Family(
         "Cosmos2_5_PredictBasePipeline",
         "Cosmos2_5_TransferPipeline",
     ),
-    test="test_families.py, test_cosmos.py",
 )
 
 COSMOS_CONTROLNET = replace(

@@ -124,7 +124,6 @@ COSMOS3 = Family(
     rope_attr="rotary_emb",
     rope_classes=("Cosmos3VLTextRotaryEmbedding",),
     pipelines=("Cosmos3OmniPipeline",),
-    test="test_families.py, test_cosmos3.py",
     makes_video=True,
 )
 

@@ -116,7 +116,6 @@ HIDREAM = Family(
     rope_attr="pe_embedder",
     rope_classes=("HiDreamImageEmbedND",),
     pipelines=("HiDreamImagePipeline",),
-    test="test_families.py, test_embed_nd.py",
 )
 
 PRX = Family(
@@ -166,7 +165,6 @@ ERNIE_IMAGE = Family(
     rope_attr="pos_embed",
     rope_classes=("ErnieImageEmbedND3",),
     pipelines=("ErnieImagePipeline",),
-    test="test_families.py, test_embed_nd.py",
     no_gain="it passes its attention a table of angles (the processor takes their cos and sin), which holds no gain",
 )
 

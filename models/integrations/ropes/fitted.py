@@ -205,7 +205,6 @@ HUNYUAN_DIT = Family(
     ),  # default_sample_size 128 latent pixels: 1024 x 1024 px
     time=Timestep(1000.0, "the HunyuanDiT pipelines pass DDPM steps 0 .. 999"),
     pipelines=("HunyuanDiTPipeline", "HunyuanDiTPAGPipeline", "HunyuanDiTControlNetPipeline"),
-    test="test_families.py, test_fitted.py",
 )
 
 

@@ -242,8 +242,6 @@ FLUX = Family(
         "FluxKontextInpaintPipeline",
         "FluxFillPipeline",
     ),
-    test="test_families.py, test_flux_shift_cap.py, test_call_state.py, test_context_parallel.py, "
-    "test_reference_images.py",
     extras=(FluxShiftCap(),),
 )
 
@@ -255,7 +253,6 @@ FLUX_CONTROLNET = replace(
     classes=("FluxControlNetModel",),
     pipelines=("FluxControlNetPipeline",),
     extras=(),
-    test="test_families.py, test_pipelines.py",
 )
 
 
@@ -289,7 +286,6 @@ CHROMA = replace(
     trained=(TrainedGrid((64, 64), _default_1024("ChromaPipeline", "default_sample_size 128 x VAE 8")),),
     time=Timestep(1.0, SIGMA),
     extras=(),
-    test="test_families.py",
     pipelines=("ChromaPipeline", "ChromaImg2ImgPipeline", "ChromaInpaintPipeline"),
 )
 
@@ -304,7 +300,6 @@ LONGCAT_IMAGE = replace(  # text on the diagonal of (y, x) at 0 .. L - 1 on moda
     trained=(TrainedGrid((64, 64), _default_1024("LongCatImagePipeline", "default_sample_size 128 x VAE 8")),),
     time=Timestep(1.0, SIGMA),
     extras=(),
-    test="test_families.py",
     pipelines=("LongCatImagePipeline", "LongCatImageEditPipeline"),
 )
 
@@ -318,7 +313,6 @@ OVIS_IMAGE = replace(
     trained=(TrainedGrid((64, 64), _default_1024("OvisImagePipeline", "default_sample_size 128 x VAE 8")),),
     time=Timestep(1.0, SIGMA),
     extras=(),
-    test="test_families.py",
     pipelines=("OvisImagePipeline",),
 )
 
@@ -339,7 +333,6 @@ KREA2 = replace(  # one `position_ids` argument: the text's rows (all 0) and the
     ),
     time=Timestep(1.0, "Krea2Pipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
     extras=(),
-    test="test_families.py",
     pipelines=("Krea2Pipeline",),
 )
 
@@ -353,7 +346,6 @@ BRIA = replace(
     trained=(TrainedGrid((64, 64), _default_1024("BriaPipeline", "default_sample_size 64 x vae_scale_factor 16")),),
     time=Timestep(1000.0, "BriaPipeline passes the scheduler's timesteps (1000 at pure noise)"),
     extras=(),
-    test="test_families.py",
     pipelines=("BriaPipeline",),
 )
 
@@ -374,7 +366,6 @@ BRIA_FIBO = replace(  # BriaFiboEditPipeline: each reference at its own size on 
     ),
     time=Timestep(1000.0, "BriaFiboPipeline passes the scheduler's timesteps (1000 at pure noise)"),
     extras=(),
-    test="test_families.py",
     pipelines=("BriaFiboPipeline", "BriaFiboEditPipeline"),
 )
 
@@ -401,7 +392,6 @@ FLUX2 = Family(
     rope_attr="pos_embed",
     rope_classes=("Flux2PosEmbed",),
     pipelines=("Flux2Pipeline", "Flux2KleinPipeline", "Flux2KleinInpaintPipeline", "Flux2KleinKVPipeline"),
-    test="test_families.py, test_reference_images.py, test_context_parallel.py",
 )
 
 FLUX3 = replace(
@@ -421,7 +411,6 @@ FLUX3 = replace(
     trained=(TrainedGrid((64, 64), _default_1024("Flux3PrepareLatentsStep", "the modular pipeline's block")),),
     time=Timestep(1.0, "Flux3's modular denoise step passes the scheduler's timestep / 1000 (sigma)"),
     pipelines=(),
-    test="test_families.py, test_reference_images.py",
 )
 
 FAMILIES = (FLUX, FLUX_CONTROLNET, CHROMA, LONGCAT_IMAGE, OVIS_IMAGE, KREA2, BRIA, BRIA_FIBO, FLUX2, FLUX3)

@@ -88,7 +88,6 @@ FRAMEPACK = Family(
     rope_attr="rope",
     rope_classes=("HunyuanVideoFramepackRotaryPosEmbed",),
     pipelines=("HunyuanVideoFramepackPipeline",),
-    test="test_families.py, test_video_families.py",
     makes_video=True,
     no_time_axis="places its frames at indices its pipeline packs into a fixed span, whatever the video's length",
 )

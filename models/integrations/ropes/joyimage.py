@@ -144,7 +144,6 @@ JOYIMAGE_EDIT = Family(
     time=Timestep(1000.0, "JoyImageEditPipeline passes the scheduler's timesteps, sigma * 1000"),
     rope_attr="get_rotary_pos_embed",
     pipelines=("JoyImageEditPipeline",),
-    test="test_families.py, test_joyimage.py",
     no_time_axis="stacks its reference image and output as items on the time axis",
 )
 

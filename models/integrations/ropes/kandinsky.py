@@ -119,7 +119,6 @@ KANDINSKY6 = Family(
     rope_attr="visual_rope_embeddings",
     rope_classes=("Kandinsky6RoPE3D",),
     pipelines=("Kandinsky6TI2VAPipeline",),
-    test="test_families.py, test_kandinsky.py",
 )
 
 KANDINSKY6_SR = Family(
@@ -147,7 +146,6 @@ KANDINSKY6_SR = Family(
     rope_attr="visual_rope_embeddings",
     rope_classes=("Kandinsky6SRRoPE3D",),
     pipelines=("Kandinsky6SRPipeline",),
-    test="test_families.py (-m slow: its flex attention runs eagerly on the CPU)",
 )
 
 FAMILIES = (KANDINSKY5, KANDINSKY6, KANDINSKY6_SR)

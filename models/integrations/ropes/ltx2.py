@@ -169,7 +169,6 @@ LTX2 = Family(
     rope_attr="rope",
     rope_classes=("LTX2AudioVideoRotaryPosEmbed",),
     pipelines=("LTX2Pipeline", "LTX2ImageToVideoPipeline", "LTX2ConditionPipeline"),
-    test="test_families.py, test_ltx2.py",
 )
 
 FAMILIES = (LTX2,)

@@ -172,7 +172,6 @@ LTX_VIDEO = Family(
     rope_attr="rope",
     rope_classes=("LTXVideoRotaryPosEmbed",),
     pipelines=("LTXPipeline", "LTXImageToVideoPipeline"),
-    test="test_families.py, test_extrapolation_tables.py",
 )
 
 FAMILIES = (LTX_VIDEO,)

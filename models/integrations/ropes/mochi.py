@@ -99,7 +99,6 @@ MOCHI = Family(
     rope_attr="rope",
     rope_classes=("MochiRoPE",),
     pipelines=("MochiPipeline",),
-    test="test_families.py, test_mochi.py",
     methods=METHODS,
     methods_reason=(
         "its frequencies are learned (no theta for NTK, YaRN, DyPE or RIFLEx to change) and its y, x "

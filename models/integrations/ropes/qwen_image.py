@@ -261,8 +261,6 @@ QWEN_IMAGE = Family(
         "QwenImageEditInpaintPipeline",
         "QwenImageLayeredPipeline",
     ),
-    test="test_families.py, test_qwen_dype.py, test_reference_images.py, test_qwen_kin.py (Layered), "
-    "test_context_parallel.py (Layered)",
 )
 
 QWEN_IMAGE_CONTROLNET = replace(
@@ -273,7 +271,6 @@ QWEN_IMAGE_CONTROLNET = replace(
     pipelines=("QwenImageControlNetPipeline",),
     trained=QWEN_IMAGE.trained[-1:],
     rope_classes=("QwenEmbedRope",),
-    test="test_families.py, test_pipelines.py",
 )
 
 NUCLEUSMOE_IMAGE = replace(
@@ -296,7 +293,6 @@ NUCLEUSMOE_IMAGE = replace(
     time=Timestep(1.0, "NucleusMoEImagePipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
     rope_classes=("NucleusMoEEmbedRope",),
     pipelines=("NucleusMoEImagePipeline",),
-    test="test_families.py",
 )
 
 QWEN_IMAGE_21 = Family(
@@ -321,7 +317,6 @@ QWEN_IMAGE_21 = Family(
     rope_attr="pos_embed",
     rope_classes=("QwenImage21Rope",),
     pipelines=("QwenImage21Pipeline",),
-    test="test_families.py, test_qwen_kin.py",
 )
 
 FAMILIES = (QWEN_IMAGE, QWEN_IMAGE_CONTROLNET, NUCLEUSMOE_IMAGE, QWEN_IMAGE_21)

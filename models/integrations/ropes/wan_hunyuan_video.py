@@ -137,7 +137,6 @@ WAN = Family(
     rope_attr="rope",
     rope_classes=("WanRotaryPosEmbed",),
     pipelines=("WanPipeline", "WanImageToVideoPipeline", "WanVideoToVideoPipeline"),
-    test="test_families.py, test_pipelines.py, test_model_settings.py, test_context_parallel.py",
 )
 
 # -- copies of Wan's rope ------------------------------------------------------------------------------------
@@ -158,7 +157,6 @@ WAN_VACE = replace(
     ),
     time=Timestep(1000.0, "WanVACEPipeline passes the scheduler's timesteps, sigma * 1000"),
     pipelines=("WanVACEPipeline",),
-    test="test_families.py, test_video_families.py",
 )
 
 WAN_ANIMATE = replace(
@@ -176,7 +174,6 @@ WAN_ANIMATE = replace(
     ),
     time=Timestep(1000.0, "WanAnimatePipeline passes the scheduler's timesteps, sigma * 1000"),
     pipelines=("WanAnimatePipeline",),
-    test="test_families.py, test_video_families.py",
 )
 
 SKYREELS_V2 = replace(
@@ -206,7 +203,6 @@ SKYREELS_V2 = replace(
         "SkyReelsV2DiffusionForcingImageToVideoPipeline",
         "SkyReelsV2DiffusionForcingVideoToVideoPipeline",
     ),
-    test="test_families.py, test_video_families.py",
 )
 
 
@@ -242,7 +238,6 @@ CHRONOEDIT = replace(
     ),  # ChronoEditPipeline: 480 x 832 px, 5 frames without temporal reasoning
     time=Timestep(1000.0, "ChronoEditPipeline passes the scheduler's timesteps, sigma * 1000"),
     pipelines=("ChronoEditPipeline",),
-    test="test_families.py, test_video_families.py, test_context_parallel.py",
 )
 
 SANA_VIDEO = replace(
@@ -261,7 +256,6 @@ SANA_VIDEO = replace(
     time=Timestep(1000.0, "SanaVideoPipeline passes the scheduler's timesteps, sigma * 1000"),
     attention="linear",  # SanaLinearAttnProcessor3_0: ReLU kernels, rotated numerator, unrotated normaliser
     pipelines=("SanaVideoPipeline", "SanaImageToVideoPipeline"),
-    test="test_families.py, test_video_families.py",
 )
 
 
@@ -289,7 +283,6 @@ HUNYUAN_VIDEO = Family(
         ),
     ),
     pipelines=("HunyuanVideoPipeline",),
-    test="test_families.py, test_extrapolation_tables.py",
 )
 
 # -- copies of HunyuanVideo's rope ---------------------------------------------------------------------------
@@ -319,7 +312,6 @@ HUNYUAN_VIDEO_15 = replace(
     time=Timestep(1000.0, "HunyuanVideo15Pipeline passes the scheduler's timesteps, sigma * 1000"),
     riflex=(),  # none published: derived (4 at 31 latent frames)
     pipelines=("HunyuanVideo15Pipeline", "HunyuanVideo15ImageToVideoPipeline"),
-    test="test_families.py, test_video_families.py",
 )
 
 MOTIF_VIDEO = replace(
@@ -338,7 +330,6 @@ MOTIF_VIDEO = replace(
     time=Timestep(1000.0, "MotifVideoPipeline passes the scheduler's timesteps, sigma * 1000"),
     riflex=(),  # none published: derived (4 at 31 latent frames)
     pipelines=("MotifVideoPipeline", "MotifVideoImage2VideoPipeline"),
-    test="test_families.py, test_video_families.py",
 )
 
 
@@ -370,7 +361,6 @@ HUNYUAN_IMAGE = Family(
     rope_attr="rope",
     rope_classes=("HunyuanImageRotaryPosEmbed",),
     pipelines=("HunyuanImagePipeline",),
-    test="test_families.py, test_video_families.py",
 )
 
 FAMILIES = (

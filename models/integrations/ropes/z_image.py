@@ -123,7 +123,6 @@ Z_IMAGE = Family(
         "ZImageControlNetPipeline",
         "ZImageControlNetInpaintPipeline",
     ),
-    test="test_families.py, test_z_image.py",
 )
 
 # shares the transformer's RopeEmbedder (ZImageControlNetModel.from_transformer), whose numbers it reads
