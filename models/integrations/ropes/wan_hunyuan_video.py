@@ -2,7 +2,7 @@
 
 `rope(hidden_states)` with hidden_states (b, c, frames, h, w) (or (b, c, h, w) for an image grid)
 returns cos, sin of the token grid (frames / p_t, h / p, w / p), row-major, positions 0 .. n - 1 per
-axis, each pair's value twice, in the family's shape (`GridKind.shape`: Wan (1, seq, 1, head_dim),
+axis, each pair's value twice, in the family's shape (`LatentGridKind.shape`: Wan (1, seq, 1, head_dim),
 HunyuanVideo (seq, dims)). The replacement builds the same format for any grid. Under
 context parallelism diffusers shards the rope's output, after this module ran on the whole grid.
 
@@ -36,8 +36,8 @@ from .base import ExtrapolatedRope, RopeKind, RopeSetup, grid_table, index_posit
 
 
 @dataclass(frozen=True)
-class GridKind(RopeKind):
-    """A grid rope's parameters.
+class LatentGridKind(RopeKind):
+    """A rope called with the latent (Wan's, HunyuanVideo's), returning its token grid's table: its parameters.
 
     patch: config keys of the patch size per axis, (t, h, w) or (h, w); one key holding a tuple also works.
     shape: the einops pattern of the returned tables from "s d" (seq, channels).
@@ -62,12 +62,13 @@ class GridKind(RopeKind):
             positions[0] = torch.tensor([0.0, float(config[self.temporal_skip]) - 1])
         return positions
 
-    def make_rope(self, original, setup: RopeSetup) -> GridRope:
-        return GridRope(original, setup)
+    def make_rope(self, original, setup: RopeSetup) -> LatentGridRope:
+        return LatentGridRope(original, setup)
 
 
-class GridRope(ExtrapolatedRope):
-    """forward(hidden_states (b, c, f, h, w)) -> cos, sin in the family's shape."""
+class LatentGridRope(ExtrapolatedRope):
+    """The replacement of a rope called with the latent (not the DiT's `axial_dit` GridRope):
+    forward(hidden_states (b, c, f, h, w)) -> cos, sin in the family's shape."""
 
     def __init__(self, original, setup: RopeSetup):
         super().__init__(original, setup)
@@ -112,7 +113,7 @@ WAN = Family(
     name="wan",
     title="Wan 2.1 / 2.2",
     classes=("WanTransformer3DModel",),
-    kind=GridKind(patch=("patch_size",), shape="1 s 1 d"),
+    kind=LatentGridKind(patch=("patch_size",), shape="1 s 1 d"),
     axes=("temporal", "spatial", "spatial"),
     rope_axes=RopeAxes(
         dims=wan_axes_dims, theta=10000.0, theta_source="WanRotaryPosEmbed's default; WanTransformer3DModel passes none"
@@ -223,7 +224,7 @@ CHRONOEDIT = replace(
     name="chronoedit",
     title="ChronoEdit",
     classes=("ChronoEditTransformer3DModel",),
-    kind=GridKind(patch=("patch_size",), shape="1 s 1 d", temporal_skip="rope_temporal_skip_len"),
+    kind=LatentGridKind(patch=("patch_size",), shape="1 s 1 d", temporal_skip="rope_temporal_skip_len"),
     rope_axes=replace(WAN.rope_axes, dims=chronoedit_axes_dims),
     rope_classes=("ChronoEditRotaryPosEmbed",),
     trained=(
@@ -263,7 +264,7 @@ HUNYUAN_VIDEO = Family(
     name="hunyuan-video",
     title="HunyuanVideo",
     classes=("HunyuanVideoTransformer3DModel",),
-    kind=GridKind(patch=("patch_size_t", "patch_size", "patch_size"), shape="s d"),
+    kind=LatentGridKind(patch=("patch_size_t", "patch_size", "patch_size"), shape="s d"),
     axes=("temporal", "spatial", "spatial"),
     rope_axes=RopeAxes(dims="rope_axes_dim", theta="rope_theta"),
     trained=(
@@ -347,7 +348,7 @@ HUNYUAN_IMAGE = Family(
     name="hunyuan-image",
     title="HunyuanImage",
     classes=("HunyuanImageTransformer2DModel",),
-    kind=GridKind(patch=("patch_size",), shape="s d"),
+    kind=LatentGridKind(patch=("patch_size",), shape="s d"),
     axes=("spatial", "spatial"),
     rope_axes=RopeAxes(dims=hunyuan_image_axes_dims, theta="rope_theta"),
     trained=(
