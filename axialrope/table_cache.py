@@ -11,6 +11,7 @@ Under torch.compile callers build the table straight away: a cache is Python sta
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
@@ -31,11 +32,27 @@ class CacheInfo(NamedTuple):
 
 
 def tensor_key(tensor: torch.Tensor) -> tuple:
-    """A tensor's part of a cache key: its identity and version counter, (id, version); the version
-    moves with every in-place change."""
+    """A tensor's part of a cache key: the same key only while the tensor's values cannot have changed.
+
+    An ordinary tensor: its identity and version counter, (id, version); the version moves with every
+    in-place change. An inference tensor (made under `torch.inference_mode()`) has no version counter,
+    and inside inference_mode it can still be changed in place (outside it, it cannot be changed at all):
+    neither its identity nor anything else cheap tells whether its values are still those of the cached
+    table, so its values themselves are the key (dtype, shape, device and a digest of the bytes). That
+    costs one copy of the tensor to the host per lookup; the tensors keyed are positions, small beside
+    the tables they key.
+    """
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"tensor must be a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.is_inference():
+        return "values", tensor.dtype, tuple(tensor.shape), tensor.device, _digest(tensor)
     return "version", id(tensor), tensor._version
+
+
+def _digest(tensor: torch.Tensor) -> bytes:
+    # blake2b: a collision of two position tensors would be a wrong table, so a cryptographic digest
+    flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+    return hashlib.blake2b(flat.view(torch.uint8).numpy(), digest_size=32).digest()
 
 
 class TableCache:

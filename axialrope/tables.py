@@ -113,9 +113,9 @@ class AxialRotaryEmbedding(nn.Module):
 
     forward(coords) with coords (..., seq, n_axes) returns cos, sin of shape
     (..., seq, sum(axes_dims) // 2) (`axial_cos_sin`), axis blocks in the order of axes_dims.
-    Tables are cached per coords tensor (`table_cache.tensor_key`: identity and version) and per
-    grid in `for_grid`; every key also holds theta, scaling and device. `cache_info()` counts
-    them. Callers must not modify tables in place.
+    Tables are cached per coords tensor (`table_cache.tensor_key`: identity and version, or the
+    values of an inference tensor) and per grid in `for_grid`; every key also holds theta,
+    scaling and device. `cache_info()` counts them. Callers must not modify tables in place.
     """
 
     def __init__(
