@@ -106,7 +106,7 @@ class Extrapolation:
     temporal_axis: int = 0
     riflex_index: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.method in RENAMED_METHODS:
             raise ValueError(
                 f"method {self.method!r} is now called {RENAMED_METHODS[self.method]!r} (this project's s^kappa "

@@ -27,11 +27,11 @@ import math
 
 import torch
 
-from .scaling import RopeScaling, as_rope_scaling
+from .scaling import RopeScaling, ScalingLike, as_rope_scaling
 from .validation import is_int, is_real
 
 
-def check_rotary_dim(dim, name: str = "dim") -> int:
+def check_rotary_dim(dim: int, name: str = "dim") -> int:
     """Raises unless `dim` is a positive even integer; returns it as an int."""
     if not is_int(dim):
         raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
@@ -40,7 +40,7 @@ def check_rotary_dim(dim, name: str = "dim") -> int:
     return dim
 
 
-def check_theta(theta, name: str = "theta") -> float:
+def check_theta(theta: float, name: str = "theta") -> float:
     """Raises unless `theta` is a finite number > 1; returns it as a float."""
     if not is_real(theta):
         raise TypeError(f"{name} must be a real number, got {type(theta).__name__}")
@@ -218,7 +218,7 @@ def _riflex(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
 def rope_frequencies(
     dim: int,
     theta: float = 10000.0,
-    scaling: RopeScaling | dict | None = None,
+    scaling: ScalingLike = None,
     seq_len: int | None = None,
 ) -> tuple[torch.Tensor, float]:
     """Inverse frequencies of RoPE over `dim` rotary channels, with optional context scaling.
@@ -242,7 +242,7 @@ def rope_frequencies(
     return _scaled(default_inv_freq(dim, theta), dim, theta, scaling, seq_len)
 
 
-def scaling_is_identity(dim: int, theta: float, scaling: RopeScaling | dict | None) -> bool:
+def scaling_is_identity(dim: int, theta: float, scaling: ScalingLike) -> bool:
     """Whether `scaling` leaves the inverse frequencies and attention factor of `dim` channels with base
     `theta` exactly as without it (None; riflex before its pair's period; dype_yarn of factor 1 ...).
 

@@ -20,12 +20,10 @@ from torch import nn
 
 from .coords import grid_coords, per_axis_values
 from .frequencies import check_rotary_dim, check_theta, rope_frequencies
-from .scaling import RopeScaling, as_rope_scaling
+from .scaling import RopeScaling, ScalingLike, as_rope_scaling
 from .table_cache import CacheInfo, TableCache, tensor_key
 
 Table = tuple[torch.Tensor, torch.Tensor]
-# what `scaling` arguments take: None, a transformers-format dict or a RopeScaling
-ScalingLike = RopeScaling | dict | None
 
 
 def check_coords(coords: torch.Tensor, n_axes: int) -> None:
