@@ -28,7 +28,7 @@ from .kernels.backends import rotary_backend as rotary_backend  # public here to
 from .kernels.eager import compiled_spec, plan_few_ops, rotate_compiled, rotate_compiled_, rotate_composite, rotate_into
 
 
-def check_layout(layout) -> str:
+def check_layout(layout: str) -> str:
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return layout

@@ -227,8 +227,6 @@ def _as_extrapolation(method, options: dict) -> Extrapolation:
     if unknown:
         known = sorted(fields | {"cache_size"} | {o for f in FAMILIES for o in f.options()})
         raise TypeError(f"unknown option {unknown[0]!r}; options are {known}")
-    if isinstance(method, Extrapolation):
-        return dataclasses.replace(method, **options) if options else method
     return Extrapolation.from_name(method, **options)  # "yarn+entropy" as the CLI; unknown names: ValueError
 
 

@@ -9,18 +9,17 @@ with "+entropy" for entropy scaling: "yarn", "yarn+entropy", "auto", "auto+entro
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from axialrope import Extrapolation
-from axialrope.extrapolation import ENTROPY_SUFFIX
+from axialrope.extrapolation import ENTROPY_SUFFIX, split_name
 
 AUTO = "auto"  # the name that picks a method from the pipeline's `default_extrapolation` for the requested size
 
 
 def is_auto(name: str | Extrapolation | None) -> bool:
     """True for "auto" and "auto+entropy"."""
-    return isinstance(name, str) and name.removesuffix(ENTROPY_SUFFIX) == AUTO
+    return isinstance(name, str) and split_name(name)[0] == AUTO
 
 
 def make_extrapolation(
@@ -30,6 +29,7 @@ def make_extrapolation(
     auto: Callable[..., Extrapolation] | None = None,
 ) -> Extrapolation:
     """An `Extrapolation` from a name (see the module docstring), an `Extrapolation` itself, or None ("none").
+    Names are read by the core's one parser, `Extrapolation.from_name`; this adds "auto" and the flag.
 
     Args:
         entropy_scaling: also scale attention logits (as "+entropy" does); with an `Extrapolation` it must
@@ -40,20 +40,21 @@ def make_extrapolation(
     """
     if not isinstance(entropy_scaling, bool):
         raise TypeError(f"entropy_scaling must be a bool, got {type(entropy_scaling).__name__}")
+    options = dict(options or {})
     if isinstance(extrapolation, Extrapolation):
         if entropy_scaling and not extrapolation.entropy_scaling:
             raise ValueError("entropy_scaling=True with an Extrapolation: set entropy_scaling on the Extrapolation")
-        return dataclasses.replace(extrapolation, **options) if options else extrapolation
+        return Extrapolation.from_name(extrapolation, **options)
     if extrapolation is None:
         extrapolation = "none"
     if not isinstance(extrapolation, str):
         raise TypeError(f"extrapolation must be a method name or an axialrope.Extrapolation, got {extrapolation!r}")
-    name = extrapolation.removesuffix(ENTROPY_SUFFIX)
-    entropy_scaling = entropy_scaling or name != extrapolation
-    if name == AUTO and auto is not None:
-        resolved = auto(entropy_scaling=entropy_scaling)
-        return dataclasses.replace(resolved, **options) if options else resolved
-    return Extrapolation.from_name(extrapolation, entropy_scaling=entropy_scaling, **(options or {}))
+    if is_auto(extrapolation) and auto is not None:
+        resolved = auto(entropy_scaling=entropy_scaling or split_name(extrapolation)[1])
+        return Extrapolation.from_name(resolved, **options)
+    if entropy_scaling:
+        options["entropy_scaling"] = True
+    return Extrapolation.from_name(extrapolation, **options)
 
 
 __all__ = ["AUTO", "ENTROPY_SUFFIX", "is_auto", "make_extrapolation"]

@@ -9,15 +9,15 @@
 - `ExtrapolatedRope` is the base of the replacement modules: `plan(grid)` is None wherever the
   method leaves the trained encoding as it is (then the family's own module runs), and `cached`
   keeps tables per key.
-- `grid_table`, `ids_table`, `axial_table` build cos, sin with the core's float64 angles on the
-  CPU and move the float32 tables to the model's device (some devices have no float64).
+- `grid_table`, `ids_table`, `axial_table` build cos, sin with the core's table builders
+  (`axialrope.tables.axial_cos_sin`: float64 angles) on the CPU and move the float32 tables to
+  the model's device (some devices have no float64).
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -27,8 +27,11 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from axialrope import AxialRotaryEmbedding, Extrapolation, RopePlan, rope_frequencies
-from axialrope.frequencies import riflex_index_beyond
+from axialrope import Extrapolation, RopePlan, rope_frequencies
+from axialrope.frequencies import riflex_index_beyond, scaling_is_identity
+from axialrope.table_cache import CacheInfo, TableCache
+from axialrope.table_cache import tensor_key as tensor_key  # the kinds' key of a tensor: the core's
+from axialrope.tables import axial_cos_sin, axis_cos_sin
 
 from ..family import Family, Timestep
 
@@ -144,19 +147,6 @@ class RopeKind:
         return riflex_index_beyond(inv_freq, setup.trained_grid[setup.family.temporal_axis] * spacing) + 1
 
 
-def _is_identity(scaling, dim: int, theta: float) -> bool:
-    """Whether a scaling leaves an axis's frequencies and gain exactly as trained."""
-    if scaling is None:
-        return True
-    scaled, gain = rope_frequencies(dim, theta, scaling)
-    return gain == 1.0 and torch.equal(scaled, rope_frequencies(dim, theta)[0])
-
-
-def tensor_key(tensor: torch.Tensor) -> tuple:
-    """A tensor's part of a cache key: its identity and version (kept alive by the entry's anchors)."""
-    return id(tensor), tensor._version
-
-
 def plan_key(plan: RopePlan) -> tuple:
     """What a table depends on in a plan (hashable)."""
     return plan.scalings, plan.logit_scale
@@ -226,7 +216,8 @@ class ExtrapolatedRope(nn.Module):
             if self.setup.riflex_off:
                 plan = RopePlan((None,) * len(grid), plan.logit_scale, (1.0,) * len(grid))
             axes = self.planned_axes()
-            if plan.logit_scale == 1.0 and all(_is_identity(s, *a) for s, a in zip(plan.scalings, axes, strict=True)):
+            unchanged = (scaling_is_identity(*axis, s) for s, axis in zip(plan.scalings, axes, strict=True))
+            if plan.logit_scale == 1.0 and all(unchanged):
                 plan = None  # e.g. riflex not yet past N_k, or dype-ntk at t = 0
             if len(self._plans) >= 64:  # timestep-dependent methods plan every step: keep it bounded
                 self._plans = {}
@@ -245,30 +236,19 @@ class ExtrapolatedRope(nn.Module):
     def cached(self, key: tuple, build: Callable[[], object], anchors: tuple = ()):
         """The table under `key`, built once; under torch.compile the cache is bypassed.
 
-        Tensors a table depends on go into the key as (id, version) and into `anchors`, which the
+        Tensors a table depends on go into the key as `tensor_key(t)` and into `anchors`, which the
         entry keeps alive so that no other tensor can take their id meanwhile.
         """
         if torch.compiler.is_compiling():
             return build()
-        cache = self._cache
-        hit = cache.get(key)
-        if hit is not None:
-            try:
-                cache.move_to_end(key)
-            except KeyError:  # another thread dropped it meanwhile
-                pass
-            return hit[1]
-        table = build()
-        cache[key] = (anchors, table)
-        while len(cache) > self.setup.cache_size:
-            try:
-                cache.popitem(last=False)
-            except KeyError:
-                break
-        return table
+        return self._cache.get(key, build, anchors)
+
+    def cache_info(self) -> CacheInfo:
+        """(hits, misses, maxsize, currsize) of the table cache."""
+        return self._cache.info()
 
     def _reset_caches(self) -> None:
-        self._cache: OrderedDict = OrderedDict()
+        self._cache = TableCache(self.setup.cache_size)
         self._plans: dict = {}
 
     def clear_cache(self) -> None:
@@ -307,10 +287,7 @@ def _gain(logit_scale: float) -> float:
 def axis_table(dim: int, theta: float, scaling, logit_scale: float, positions: torch.Tensor) -> tuple:
     """cos, sin (n, dim // 2) float32 on the CPU of one axis at `positions` (n,), float64 angles,
     the scaling's attention factor and sqrt(logit_scale) folded in."""
-    embedding = AxialRotaryEmbedding((dim,), theta=theta, scaling=[scaling], cache_size=0)
-    cos, sin = embedding(positions.detach().to("cpu", torch.float64)[:, None])
-    gain = _gain(logit_scale)
-    return (cos * gain, sin * gain) if gain != 1.0 else (cos, sin)
+    return axis_cos_sin(positions.detach().to("cpu", torch.float64), dim, theta, scaling, gain=_gain(logit_scale))
 
 
 def axial_table(
@@ -328,11 +305,7 @@ def axial_table(
     sqrt(logit_scale) on every channel, so q.k logits between two tokens that carry the table
     grow by logit_scale.
     """
-    embedding = AxialRotaryEmbedding(tuple(dims), theta=list(thetas), scaling=list(scalings), cache_size=0)
-    cos, sin = embedding(coords.detach().to("cpu", torch.float64))
-    gain = _gain(logit_scale)
-    if gain != 1.0:
-        cos, sin = cos * gain, sin * gain
+    cos, sin = axial_cos_sin(coords.detach().to("cpu", torch.float64), dims, thetas, scalings, gain=_gain(logit_scale))
     device = coords.device if device is None else device
     return cos.to(device), sin.to(device)
 

@@ -27,7 +27,7 @@ import torch
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from ..shift_cap import FluxShiftCap
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key, tensor_key
 from .references import Extent, cover_map, reference_rule
 
 
@@ -66,7 +66,10 @@ def _two_dimensional(ids):
 
 def storage_key(tensor: torch.Tensor) -> tuple:
     """A tensor's part of a cache key: where its values live and their version (a view taken again of
-    the same tensor has the same key; the cache entry keeps the tensor, so the memory is not reused)."""
+    the same tensor has the same key; the cache entry keeps the tensor, so the memory is not reused).
+    An inference tensor has no version: its values are its key (`axialrope.table_cache.tensor_key`)."""
+    if tensor.is_inference():
+        return tensor_key(tensor)
     return tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor._version, tensor.device
 
 
