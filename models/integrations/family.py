@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..call_plan import Timestep  # the timestep rule, shared with the project's DiT
+
 ROLES = ("temporal", "spatial", "reference")  # reference: an index axis (text, reference images) kept as trained
 # softmax: a gain on the tables scales the logits; linear: it would scale the attention's output (no softmax)
 ATTENTIONS = ("softmax", "linear")
@@ -57,28 +59,6 @@ class RiflexK:
     k: int | None
     source: str
     when: tuple[tuple[str, object], ...] = ()
-
-
-@dataclass(frozen=True)
-class Timestep:
-    """How the transformer's timestep argument becomes t in [0, 1], t = 1 pure noise:
-    t = (timestep - at_clean) / (at_noise - at_clean) (Mochi's pipeline counts up: at_noise 0, at_clean 1000;
-    Lumina's, Ideogram 4's and Z-Image's pass 1 - sigma: at_noise 0, at_clean 1).
-
-    argument: the forward argument holding it ("timesteps" for HiDream, "t" for Z-Image).
-    """
-
-    at_noise: float
-    source: str = ""
-    at_clean: float = 0.0
-    argument: str = "timestep"
-
-    def to_t(self, timestep: float) -> float:
-        return min(max((timestep - self.at_clean) / (self.at_noise - self.at_clean), 0.0), 1.0)
-
-    def timestep_at(self, t: float) -> float:
-        """The `timestep` argument that stands for t."""
-        return self.at_clean + t * (self.at_noise - self.at_clean)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ Importing this module registers `AxialDiTPipeline` with diffusers (`registration
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from diffusers.video_processor import VideoProcessor
 
 import axialrope.models.axial_dit.model  # noqa: F401  diffusers loads a component's class only from an imported module
 from axialrope import Extrapolation
+from axialrope.models.axial_dit.extrapolation import DiTExtrapolation
+from axialrope.models.call_plan import Timestep
 from axialrope.validation import is_int
 
 from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
@@ -68,47 +69,6 @@ class AxialDiTPipelineOutput(BaseOutput):
 
     images: list[PIL.Image.Image] | np.ndarray | torch.Tensor | None = None
     frames: list[list[PIL.Image.Image]] | np.ndarray | torch.Tensor | None = None
-
-
-class RopeSwitcher:
-    """Puts an extrapolation plan into a model's `rope_config` for each sampling step; `restore()` undoes it.
-
-    Args:
-        model: a DiT (`rope_config`, `base_grid`, `rope` is None for sin-cos).
-        extrapolation: the method; planned once here, so a method that does not suit the grid raises now.
-        grid: the token grid being sampled, (h, w) or (t, h, w).
-    """
-
-    def __init__(self, model, extrapolation: Extrapolation, grid: Sequence[int]):
-        self.model, self.extrapolation, self.grid = model, extrapolation, tuple(grid)
-        self.original = model.rope_config
-        self.is_sincos = model.rope is None
-        if self.is_sincos and extrapolation.method != "none":
-            raise ValueError(
-                f"extrapolation {extrapolation.method!r} changes RoPE frequencies, but this model uses absolute "
-                "sin-cos positions; use 'none' (optionally with entropy_scaling)"
-            )
-        planned = self._config_for(1.0 if extrapolation.is_timestep_dependent else None)
-        self._static = None if extrapolation.is_timestep_dependent else planned
-
-    def _config_for(self, time: float | None):
-        plan = self.extrapolation.plan(self.model.base_grid, self.grid, time)
-        if all(s is None for s in plan.scalings) and plan.logit_scale == 1.0:
-            return self.original  # the trained encoding itself, not an equivalent copy
-        attention_scale = self.original.attention_scale * plan.logit_scale
-        if self.is_sincos:
-            return dataclasses.replace(self.original, attention_scale=attention_scale)
-        return dataclasses.replace(self.original, scaling=plan.scalings, attention_scale=attention_scale)
-
-    def set_time(self, time: float) -> None:
-        """The plan for diffusion time `time` (timestep / num_train_timesteps: flow matching's sigma, 1 = pure
-        noise; clipped to [0, 1]); a static method's plan is the same at every time."""
-        config = self._static if self._static is not None else self._config_for(min(max(time, 0.0), 1.0))
-        if self.model.rope_config is not config:
-            self.model.rope_config = config
-
-    def restore(self) -> None:
-        self.model.rope_config = self.original
 
 
 class AxialDiTPipeline(DiffusionPipeline):
@@ -404,7 +364,7 @@ class AxialDiTPipeline(DiffusionPipeline):
         if scale <= 1:
             return Extrapolation("none", entropy_scaling=entropy_scaling)
         band = band_for_scale(self.config.get("default_extrapolation") or FALLBACK_EXTRAPOLATION, scale)
-        # RopeSwitcher refuses RoPE methods on absolute positions; the band's logit scaling still applies
+        # DiTExtrapolation refuses RoPE methods on absolute positions; the band's logit scaling still applies
         method = "none" if self.transformer.rope is None else band["method"]
         return Extrapolation(method, entropy_scaling=band["entropy_scaling"] or entropy_scaling)
 
@@ -521,34 +481,32 @@ class AxialDiTPipeline(DiffusionPipeline):
         )
         sampler = self._scheduler(scheduler)
         transformer, device = self.transformer, self._execution_device
-        rope = RopeSwitcher(transformer, method, grid)  # checks the method against the model and the grid
+        # checks the method against the model and the grid now; t = timestep / num_train_timesteps, 1 = pure noise
+        plan = DiTExtrapolation(transformer, method, Timestep(at_noise=sampler.config.num_train_timesteps), grid)
 
         # 2. Timesteps and initial noise (a scheduler's init_noise_sigma may depend on its timesteps)
         sampler.set_timesteps(num_inference_steps, device=device)
-        timesteps, num_train_timesteps = sampler.timesteps, sampler.config.num_train_timesteps
+        timesteps = sampler.timesteps
         latents = self.prepare_latents(
             (batch, transformer.config.in_channels, *shape), generator, device, latents, sampler
         )
         labels = None if labels is None else labels.to(device)
         step_kwargs = scheduler_step_kwargs(sampler, generator)
 
-        # 3. Denoising loop: the RoPE plan of each step's time, the guided prediction, the scheduler's step
-        try:
-            with self.progress_bar(total=num_inference_steps) as progress_bar:
-                for i, t in enumerate(timesteps):
-                    rope.set_time(float(t) / num_train_timesteps)
-                    latent_model_input = scaled_model_input(sampler, latents, t)
-                    noise_pred = guided_prediction(
-                        transformer, latent_model_input, t, labels, guidance_scale, transformer.null_class
-                    )
-                    latents = sampler.step(noise_pred, t, latents, **step_kwargs).prev_sample
-                    if callback_on_step_end is not None:
-                        latents = self._run_callback(callback_on_step_end, tensor_inputs, i, t, latents)
-                    # a second-order scheduler (Heun) calls the model twice per step: the bar counts steps
-                    if i == len(timesteps) - 1 or (i + 1) % sampler.order == 0:
-                        progress_bar.update()
-        finally:
-            rope.restore()
+        # 3. Denoising loop: the guided prediction (each forward plans the RoPE of its grid and timestep), the
+        # scheduler's step; the method is on the model for this loop only
+        with plan.attach(), self.progress_bar(total=num_inference_steps) as progress_bar:
+            for i, t in enumerate(timesteps):
+                latent_model_input = scaled_model_input(sampler, latents, t)
+                noise_pred = guided_prediction(
+                    transformer, latent_model_input, t, labels, guidance_scale, transformer.null_class
+                )
+                latents = sampler.step(noise_pred, t, latents, **step_kwargs).prev_sample
+                if callback_on_step_end is not None:
+                    latents = self._run_callback(callback_on_step_end, tensor_inputs, i, t, latents)
+                # a second-order scheduler (Heun) calls the model twice per step: the bar counts steps
+                if i == len(timesteps) - 1 or (i + 1) % sampler.order == 0:
+                    progress_bar.update()
 
         # 4. Check and convert the result
         if not torch.isfinite(latents).all():
@@ -577,4 +535,4 @@ class AxialDiTPipeline(DiffusionPipeline):
 
 register_with_diffusers(AxialDiTPipeline)
 
-__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES", "RopeSwitcher"]
+__all__ = ["AxialDiTPipeline", "AxialDiTPipelineOutput", "OUTPUT_TYPES"]

@@ -1,11 +1,9 @@
 """What every rope kind shares: per-call state, the replacement module's base, and table builders.
 
-- `StepTime` turns a forward's `timestep` into t in [0, 1] (one host read, only when a
-  timestep-dependent method needs it beyond the trained grid).
-- `CallState` is one forward's state (its timestep, the whole inputs the rope needs); the
-  transformer's forward pre-hook pushes it in a context variable keyed by the rope module and
-  its forward hook pops it, so calls in other threads, nested calls and deep copies never see
-  each other's state.
+- `CallState` is one forward's state (its timestep, a `StepTime` read only when a timestep-dependent
+  method needs it beyond the trained grid, and the whole inputs the rope needs); the transformer's
+  call plan (`models/call_plan.py`) derives it from the forward's arguments for the rope module, the
+  reader, so calls in other threads, nested calls and deep copies never see each other's state.
 - `ExtrapolatedRope` is the base of the replacement modules: `plan(grid)` is None wherever the
   method leaves the trained encoding as it is (then the family's own module runs), and `cached`
   keeps tables per key.
@@ -19,9 +17,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import ClassVar
 
 import torch
@@ -29,76 +25,20 @@ from torch import nn
 
 from axialrope import Extrapolation, RopePlan, rope_frequencies
 from axialrope.frequencies import riflex_index_beyond, scaling_is_identity
+from axialrope.models.call_plan import StepTime, Timestep, argument, current
 from axialrope.table_cache import CacheInfo, TableCache
 from axialrope.table_cache import tensor_key as tensor_key  # the kinds' key of a tensor: the core's
 from axialrope.tables import axial_cos_sin, axis_cos_sin
 
-from ..family import Family, Timestep
-
-_CALLS: ContextVar[Mapping] = ContextVar("axialrope_extrapolation_calls", default=MappingProxyType({}))
-
-
-class StepTime:
-    """A forward's `timestep` argument and the diffusion time t it stands for.
-
-    Args:
-        rule: the family's `Timestep` (t from the timestep by its rule, clamped to [0, 1]).
-    """
-
-    def __init__(self, rule: Timestep):
-        self.rule = rule
-        self.timestep = None
-        self._value: float | None = None
-
-    def set(self, timestep) -> None:
-        """Records the transformer's `timestep` argument (read only when needed)."""
-        self.timestep, self._value = timestep, None
-
-    def raw(self) -> float:
-        """The timestep as a number: its largest entry when a batch (or Wan 2.2's per-token timesteps) differ."""
-        if self._value is None:
-            if self.timestep is None:
-                raise RuntimeError(
-                    "a timestep-dependent extrapolation needs the diffusion time: call the transformer with its "
-                    "`timestep` argument (its forward pre-hook passes it on), or set handle.time.set(timestep)"
-                )
-            timestep = self.timestep
-            value = float(timestep.detach().max()) if torch.is_tensor(timestep) else float(timestep)
-            if not math.isfinite(value):
-                raise ValueError(f"timestep must be finite, got {value}")
-            self._value = value
-        return self._value
-
-    def value(self) -> float:
-        """t in [0, 1] by the family's rule."""
-        return self.rule.to_t(self.raw())
+from ..family import Family
 
 
 class CallState(StepTime):
-    """One forward's state: its timestep and the kind's inputs (e.g. Flux's whole ids), with the
-    context-variable token that `pop_call` restores."""
+    """One forward's state: its timestep and the kind's inputs (e.g. Flux's whole ids)."""
 
     def __init__(self, rule: Timestep, timestep, inputs: dict):
-        super().__init__(rule)
-        self.set(timestep)
+        super().__init__(rule, timestep)
         self.inputs = inputs
-        self.token = None
-
-
-def push_call(rope: nn.Module, state: CallState) -> None:
-    """Makes `state` the state of `rope`'s calls until `pop_call` (this thread and context only)."""
-    state.token = _CALLS.set({**_CALLS.get(), rope: state})
-
-
-def pop_call(rope: nn.Module) -> None:
-    calls = _CALLS.get()
-    state = calls.get(rope)
-    if state is None:
-        return
-    try:
-        _CALLS.reset(state.token)
-    except (ValueError, RuntimeError):  # pushed in another context: drop just this rope's state
-        _CALLS.set({key: value for key, value in calls.items() if key is not rope})
 
 
 @dataclass(frozen=True)
@@ -185,7 +125,7 @@ class ExtrapolatedRope(nn.Module):
 
     def call_state(self) -> StepTime:
         """The current forward's state, or `time` outside a forward."""
-        return _CALLS.get().get(self, self.time)
+        return current(self, self.time)
 
     def t(self) -> float:
         return self.call_state().value()
@@ -362,14 +302,6 @@ def ids_table(
         cos_parts.append(cos.index_select(0, rows[:, axis]))
         sin_parts.append(sin.index_select(0, rows[:, axis]))
     return torch.cat(cos_parts, dim=-1), torch.cat(sin_parts, dim=-1)
-
-
-def argument(name: str, args: tuple, kwargs: dict, parameters: Sequence[str]):
-    """A forward argument given by name or at its position (`parameters`: forward's names after self)."""
-    if name in kwargs:
-        return kwargs[name]
-    index = parameters.index(name) if name in parameters else None
-    return args[index] if index is not None and len(args) > index else None
 
 
 class GivenTableRope(ExtrapolatedRope):
