@@ -11,7 +11,7 @@ Each check raises a ValueError naming the flag and what was expected; `usage_err
 it as the one-line usage error every subcommand gives (exit code 2). `train`'s pre-flight is
 `TrainConfig.validate` and the checks `training.loop.train` makes before its first write (the
 run folder, the data, the resume, memory, disk), for Python callers of `train` as well.
-The bounds themselves live in `sampling/memory.py`.
+The bounds themselves live in `limits.py` (inputs) and `memory.py` (what fits).
 """
 
 from __future__ import annotations
@@ -84,8 +84,9 @@ def _nearest_folder(path: Path) -> Path:
 
 def check_sample_arguments(args: argparse.Namespace) -> None:
     """The flags `sample` and `compare` share, before the model loads: device, model, output path, numbers."""
-    from ..objectives import MAX_GUIDANCE_SCALE as MAX_GUIDANCE
-    from ..sampling.memory import MAX_FPS, MIN_FPS, check_steps
+    from ..limits import MAX_FPS, MIN_FPS
+    from ..limits import MAX_GUIDANCE_SCALE as MAX_GUIDANCE
+    from ..memory import check_steps
 
     check_device(args.device)
     check_model_argument(args.model)
@@ -115,8 +116,8 @@ def check_sample_arguments(args: argparse.Namespace) -> None:
 def check_sampling(pipe, kwargs: dict, out: Path | None = None) -> None:
     """Before sampling: ValueError, with a size and a --num that fit, if `pipe(**kwargs)` needs more memory than
     is free, or if the disk holding `out` has no room for the pictures."""
+    from ..memory import check_sampling_memory
     from ..paths import check_free_space
-    from ..sampling.memory import check_sampling_memory
 
     labels = kwargs.get("class_labels")
     per_label = kwargs.get("num_images_per_prompt") or 1

@@ -230,7 +230,7 @@ def check_methods(methods, rope: bool, argument: str = "methods") -> list[Method
 
 def check_counts(num, steps, seeds) -> None:
     """ValueError naming the first of num, steps (positive) and seeds (at least 2) that is not."""
-    from ..sampling.memory import check_steps
+    from ..memory import check_steps
 
     for name, value, least in (("num", num, 1), ("steps", steps, 1), ("seeds", seeds, 2)):
         if not is_int(value) or value < least:
@@ -253,8 +253,8 @@ def plan(
 
     ValueError for a video model, bad scales, methods or counts, sizes the references cannot serve (when they
     can `check`), or sampling that needs more memory than is free."""
-    from ..objectives import check_guidance_scale
-    from ..sampling.memory import check_sampling_memory
+    from ..limits import check_guidance_scale
+    from ..memory import check_sampling_memory
 
     model = pipe.transformer
     if pipe.is_video:

@@ -33,8 +33,8 @@ from axialrope import Extrapolation
 from axialrope.validation import is_int
 
 from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
+from ..limits import check_guidance_scale
 from ..objectives import (
-    check_guidance_scale,
     draw_noise,
     guided_prediction,
     initial_noise_sigma,

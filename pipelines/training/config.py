@@ -240,8 +240,8 @@ class TrainConfig:
         for name in ("adam_beta1", "adam_beta2", "ema_decay", "label_dropout"):
             if not getattr(self, name) < 1:
                 raise ValueError(f"{name} must be below 1, got {getattr(self, name)!r}")
-        from ..objectives import check_guidance_scale
-        from ..sampling.memory import check_shuffle, check_steps
+        from ..limits import check_guidance_scale
+        from ..memory import check_shuffle, check_steps
 
         check_guidance_scale(self.guidance_scale)
         if not isinstance(self.overwrite_output_dir, bool):
@@ -332,7 +332,7 @@ class TrainConfig:
 
     def _validate_tracking(self) -> None:
         """The trackers named are installed; the validation settings are whole steps and scales above 1."""
-        from ..sampling.memory import check_steps
+        from ..memory import check_steps
         from .tracking import trackers_for
 
         if not isinstance(self.report_to, str):
@@ -374,7 +374,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"config file must end in .yaml, .yml or .json, got {str(path)!r}")
     import yaml
 
-    from ..sampling.memory import read_small_file  # torch: imported when a file is read, not for --help
+    from ..limits import read_small_file
 
     data = read_small_file(path, "config file")
     try:
@@ -395,7 +395,7 @@ def _load_yaml(text: str, where: str) -> Any:
     repeats a whole value, so a few hundred bytes can stand for billions of them."""
     import yaml
 
-    from ..sampling.memory import MAX_CONFIG_VALUES
+    from ..limits import MAX_CONFIG_VALUES
 
     loader = yaml.SafeLoader(text)
     try:

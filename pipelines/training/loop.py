@@ -185,7 +185,7 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
 
 def _check_memory(model, config: TrainConfig, device) -> None:
     """Before any work: a training step of the largest bucket, and the final sample grid, fit in memory."""
-    from ..sampling.memory import check_sampling_memory, check_training_memory
+    from ..memory import check_sampling_memory, check_training_memory
 
     largest = max(config.buckets, key=lambda b: math.prod(b.size))
     check_training_memory(model, config.batch_size, largest.size, device)

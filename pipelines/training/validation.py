@@ -59,7 +59,7 @@ def inference_steps(config) -> int:
 
 def check_validation_memory(model, config, device) -> None:
     """Before any work: the largest validation size fits in memory (ValueError naming validation_scales)."""
-    from ..sampling.memory import check_sampling_memory
+    from ..memory import check_sampling_memory
 
     if not config.validation_steps:
         return

@@ -96,7 +96,7 @@ class Kit:
 
     def limit_memory(self, gib: float) -> None:
         """The memory pre-flight sees `gib` GiB free, on any machine."""
-        from axialrope.pipelines.sampling import memory
+        from axialrope.pipelines import memory
 
         self._request.getfixturevalue("monkeypatch").setattr(
             memory, "available_bytes", lambda device="cpu": int(gib * 2**30)
