@@ -8,6 +8,9 @@
     train(TrainConfig(data="shapes", output_dir="outputs/run", max_steps=200))
     pipe = load_run_pipeline("outputs/run")            # a run, one of its checkpoints, its model_ema/
 
+    from axialrope.pipelines import calibrate
+    calibrate(pipe, "photos/", scales=[1.5, 2])         # its default extrapolation, measured on your images
+
 The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
 text), `training/` (config, loop, checkpoints, outputs), `sampling/` (the pipeline, output
 writers, bundled models), `evaluation/` (metrics), `checks/` (peers for the factorization
@@ -45,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "ImageFolderDataset": "data.folders",
     "VideoFolderDataset": "data.folders",
     "SyntheticLanguage": "data.text",
+    "calibrate": "evaluation.calibrate",
     "swd": "evaluation.metrics",
     "video_swd": "evaluation.metrics",
     "shape_persistence": "evaluation.metrics",

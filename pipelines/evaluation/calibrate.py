@@ -1,8 +1,12 @@
 """Calibration: which extrapolation method a model should use at each scale, measured on the user's own images.
 
-    images = ReferenceImages("photos/", pipe.config.class_names, pipe.transformer.config.num_classes)
-    result = calibrate(pipe, images, scales=[1.5, 2, 3])
-    print(result.table()); pipe.set_default_extrapolation(result.bands)
+    from axialrope.pipelines import calibrate
+    result = calibrate(pipe, "photos/", scales=[1.5, 2, 3])    # measures, then sets pipe's default_extrapolation
+    print(result.table()); pipe.save_pretrained("outputs/pipe")  # the default goes into model_index.json
+
+    result = measure(pipe, references, scales=[1.5, 2, 3])      # measures only; references: `draw(size, seed, num)`
+
+A pipeline samples; calibration calls it, here, and records its picks through `set_default_extrapolation`.
 
 For each scale (the side's ratio to the trained size) and method, the cell of `cells` once per seed, the
 same seeds as benchmarks/extrapolation.py; the floor (two real sets) per seed; the model's own cell at the
@@ -249,7 +253,7 @@ def plan(
     seeds: int = DEFAULT_SEEDS,
     guidance: float | None = None,
 ) -> tuple[list[float], list[Method], float, dict]:
-    """Everything `calibrate` checks before any work: (scales, methods, guidance, sizes {scale: (h, w)}).
+    """Everything `measure` checks before any work: (scales, methods, guidance, sizes {scale: (h, w)}).
 
     ValueError for a video model, bad scales, methods or counts, sizes the references cannot serve (when they
     can `check`), or sampling that needs more memory than is free."""
@@ -277,6 +281,36 @@ def plan(
 
 def calibrate(
     pipe,
+    reference_images,
+    scales: Sequence[float] = DEFAULT_SCALES,
+    methods=None,
+    num: int = DEFAULT_NUM,
+    steps: int = DEFAULT_STEPS,
+    seeds: int = DEFAULT_SEEDS,
+    guidance_scale: float | None = None,
+    class_labels=None,
+    progress: bool = True,
+) -> Calibration:
+    """Measure every method at each scale on `reference_images` (a folder, as training reads one; a tensor
+    (n, 3, H, W) in [0, 1]; or PIL images) and record the best per scale as `pipe`'s `default_extrapolation`.
+
+    pipe: an image `AxialDiTPipeline`; scales: side ratios above 1; methods: labels such as "pi" or
+    "yarn+entropy" (default: all, without and with entropy scaling); num, steps, seeds: samples a seed, sampler
+    steps, seeds (at least 2); class_labels: ids of a tensor's images. Returns the `Calibration` (`table()`,
+    `bands`); `pipe.save_pretrained` then writes the default. See docs/extrapolation.md.
+    """
+    from .references import ReferenceImages  # heavy: torchvision off --help
+
+    references = ReferenceImages(
+        reference_images, pipe.config.class_names, pipe.transformer.config.num_classes, labels=class_labels
+    )
+    result = measure(pipe, references, scales, methods, num, steps, seeds, guidance_scale, progress)
+    pipe.set_default_extrapolation(result.bands)
+    return result
+
+
+def measure(
+    pipe,
     references,
     scales=DEFAULT_SCALES,
     methods=None,
@@ -287,7 +321,7 @@ def calibrate(
     progress: bool = True,
     source: str = "",
 ) -> Calibration:
-    """Measure every method at every scale on `references` (see the module docstring).
+    """Measure every method at every scale on `references` (see the module docstring); records nothing.
 
     Args:
         pipe: an image `AxialDiTPipeline`.
@@ -374,6 +408,7 @@ __all__ = [
     "calibrate",
     "check_methods",
     "check_scales",
+    "measure",
     "plan",
     "target_size",
 ]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS, Calibration, calibrate, plan
+from .calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS, Calibration, measure, plan
 from .references import ReferenceImages
 
 RESULT_FOLDER = "calibration"
@@ -73,7 +73,7 @@ class Job:
 
     def run(self, progress: bool = True) -> Calibration:
         """Measure, print the table, save the results, then record the bands in the pipeline folders."""
-        result = calibrate(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
+        result = measure(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
         self.report(result.table())
         unclear = ", ".join(f"{r.scale:g}x" for r in result.unclear)
         if unclear:
