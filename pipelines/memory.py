@@ -51,7 +51,7 @@ def _process_limits() -> list[int]:
     """What `ulimit -v` and the cgroup still allow this process (bytes), where they are set."""
     limits = []
     try:
-        import resource
+        import resource  # POSIX: absent on Windows
 
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         mapped = _read_int("/proc/self/statm")  # the first field: the process's mapped pages

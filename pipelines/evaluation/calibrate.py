@@ -22,10 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
+from tqdm.auto import tqdm
 
 from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
+from ..limits import check_guidance_scale
+from ..memory import check_sampling_memory, check_steps
 from .cells import Method, floor_distance, image_methods, measure_cell
 from .intervals import Interval, best_of, seed_interval
 
@@ -234,8 +237,6 @@ def check_methods(methods, rope: bool, argument: str = "methods") -> list[Method
 
 def check_counts(num, steps, seeds) -> None:
     """ValueError naming the first of num, steps (positive) and seeds (at least 2) that is not."""
-    from ..memory import check_steps
-
     for name, value, least in (("num", num, 1), ("steps", steps, 1), ("seeds", seeds, 2)):
         if not is_int(value) or value < least:
             why = " (the interval is over seeds)" if name == "seeds" else ""
@@ -257,9 +258,6 @@ def plan(
 
     ValueError for a video model, bad scales, methods or counts, sizes the references cannot serve (when they
     can `check`), or sampling that needs more memory than is free."""
-    from ..limits import check_guidance_scale
-    from ..memory import check_sampling_memory
-
     model = pipe.transformer
     if pipe.is_video:
         raise ValueError("calibrate measures image models; this is a video model")
@@ -299,7 +297,7 @@ def calibrate(
     steps, seeds (at least 2); class_labels: ids of a tensor's images. Returns the `Calibration` (`table()`,
     `bands`); `pipe.save_pretrained` then writes the default. See docs/extrapolation.md.
     """
-    from .references import ReferenceImages  # heavy: torchvision off --help
+    from .references import ReferenceImages  # heavy: keeps --help fast
 
     references = ReferenceImages(
         reference_images, pipe.config.class_names, pipe.transformer.config.num_classes, labels=class_labels
@@ -334,8 +332,6 @@ def measure(
         guidance: classifier-free guidance (default 2 for a class-conditional model, else 1).
         progress: a progress bar with the time left. source: how the notes name the references.
     """
-    from tqdm.auto import tqdm
-
     scales, methods, guidance, sizes = plan(pipe, references, scales, methods, num, steps, seeds, guidance)
     cost = lambda size: math.prod(size) * steps  # noqa: E731  (work of a cell, roughly)
     total = seeds * (cost(pipe.trained_size) + sum(cost(size) * len(methods) for size in sizes.values()))

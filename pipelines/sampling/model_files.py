@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from ..limits import MAX_SAFETENSORS_HEADER, read_small_file
 from ..memory import check_fits
 
@@ -160,9 +162,8 @@ def check_config_fits(
     """ValueError naming `argument` unless a DiT `config` (a config.json's dict) builds exactly the tensors
     `shapes` (name -> shape of the weights, `weights` naming where they are). A depth that disagrees is named
     before any model is built; then the config is built on the meta device (no memory) to compare shapes."""
-    import torch
 
-    from axialrope.models import DiT
+    from axialrope.models import DiT  # heavy: keeps --help fast
 
     blocks = {int(m.group(1)) for k in shapes if (m := _BLOCK.match(k))}
     if blocks and len(blocks) != config.get("depth"):  # before a model of that depth is built

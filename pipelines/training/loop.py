@@ -29,9 +29,17 @@ from diffusers.optimization import get_scheduler
 from diffusers.training_utils import EMAModel
 from tqdm.auto import tqdm
 
+from axialrope.models import create_dit
+from axialrope.models.axial_dit.inflate import initialize_from
+
 from ..data.scenes import mix_seed
+from ..evaluation.run_calibration import prepare
+from ..memory import check_sampling_memory, check_training_memory
 from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
-from ..paths import publish, remove_tree, write_atomically
+from ..paths import check_free_space, publish, remove_tree, write_atomically
+from ..sampling.bundled import load_dit
+from ..sampling.pipeline import AxialDiTPipeline
+from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config, write_pipeline_config
 from .checkpoints import latest_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .loaders import build_dataset, build_loader
@@ -72,8 +80,6 @@ class TrainResult:
 
 def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module:
     """The DiT a config asks for, sized for its first bucket; class-conditional when the data has classes."""
-    from axialrope.models import create_dit
-
     bucket = config.buckets[0]
     return create_dit(
         config.model_size,
@@ -91,9 +97,6 @@ def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module
 
 def _initialize(model: torch.nn.Module, init_from: str, accelerator: Accelerator) -> None:
     """Overwrite the new model's weights with those of model `init_from` (inflated image -> video)."""
-    from axialrope.models.axial_dit.inflate import initialize_from
-
-    from ..sampling.bundled import load_dit
 
     counts = Counter(initialize_from(load_dit(init_from), model).values())
     accelerator.print(f"initialised from {init_from}: " + ", ".join(f"{n} tensors {a}" for a, n in counts.items()))
@@ -185,8 +188,6 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
 
 def _check_memory(model, config: TrainConfig, device) -> None:
     """Before any work: a training step of the largest bucket, and the final sample grid, fit in memory."""
-    from ..memory import check_sampling_memory, check_training_memory
-
     largest = max(config.buckets, key=lambda b: math.prod(b.size))
     check_training_memory(model, config.batch_size, largest.size, device)
     count, _ = _final_sample_count(model, config)
@@ -205,8 +206,6 @@ def _check_memory(model, config: TrainConfig, device) -> None:
 
 def _check_disk(model, config: TrainConfig, output: Path) -> None:
     """Before any work: room on the disk for a checkpoint (two while the oldest is pruned) and the final models."""
-    from ..paths import check_free_space
-
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     checkpoint = weights * (4 if config.ema_decay > 0 else 3)  # weights, Adam's two moments, EMA
     finals = weights * (3 if config.ema_decay > 0 else 2)  # model/, model_ema/, pipeline/
@@ -217,9 +216,6 @@ def _check_disk(model, config: TrainConfig, output: Path) -> None:
 def _write_pipeline_config(model, dataset, objective, output: Path) -> None:
     """Main process: the run's pipeline without weights (pipeline-config/), so that every checkpoint and
     the final weights load as a pipeline with the data's class names and the objective's scheduler."""
-    from ..sampling.pipeline import AxialDiTPipeline
-    from ..sampling.runs import PIPELINE_CONFIG, write_pipeline_config
-
     class_names = getattr(dataset, "class_names", None) if model.config.num_classes else None
     pipe = AxialDiTPipeline(model, objective.scheduler(), class_names, objective.name)
     publish(
@@ -241,8 +237,6 @@ def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective
     pipeline/ of the EMA weights (raw without EMA), last: until it appears, the folder serves the newest
     checkpoint, which holds the same weights. Everything is written aside first, and published only once the
     samples are known to be finite (NonFiniteLossError if not)."""
-    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config
-
     model = accelerator.unwrap_model(model)
     staged = {"model": _staged(output / "model", lambda temporary: model.save_pretrained(str(temporary)))}
     if ema is not None:
@@ -579,7 +573,5 @@ def _finish(run: _Run, step: int) -> None:
         _stop_if_weights_not_finite(run.unwrapped, step, run.checkpoints)
         _write_final_outputs(accelerator, run.model, run.ema, run.config, run.objective, run.output)
     if run.config.calibrate_scales and accelerator.is_main_process:  # the run's own default, measured on its data
-        from ..evaluation.run_calibration import prepare
-
         prepare(run.output, run.config.data_dir, run.config.calibrate_scales, report=accelerator.print).run()
     accelerator.wait_for_everyone()

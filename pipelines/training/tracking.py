@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..paths import write_text_atomically
+
 TRACKERS = ("tensorboard", "wandb")
 REPORT_TO = (*TRACKERS, "all", "none", "auto")
 PROJECT = "axialrope"  # accelerate's project name: tensorboard's subfolder of logs/, wandb's project
@@ -64,7 +66,7 @@ def accelerator_kwargs(names: list[str], output: Path) -> dict:
     """`Accelerator` keyword arguments for trackers `names` logging into `output`/logs."""
     if not names:
         return {}
-    from accelerate.utils import ProjectConfiguration
+    from accelerate.utils import ProjectConfiguration  # heavy: keeps --help fast
 
     return {
         "log_with": names,
@@ -83,8 +85,6 @@ def _hyperparameters(config) -> dict:
 
 def _wandb_run_id(output: Path, start_step: int) -> str:
     """The id of the run's wandb run: read back on a resume, so that it goes on in the same wandb run."""
-    from ..paths import write_text_atomically
-
     path = output / LOGS / "wandb-run-id"
     if start_step and path.is_file():
         return path.read_text().strip()
