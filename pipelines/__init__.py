@@ -13,9 +13,11 @@
 
 The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
 text), `training/` (config, loop, checkpoints, outputs), `sampling/` (the pipeline, output
-writers, bundled models), `evaluation/` (metrics), `checks/` (peers for the factorization
-checks) and `cli/` (the `axialrope` command). The names below load on first use, so that
-`import axialrope.pipelines` (and `axialrope check`) does not pay for diffusers and accelerate.
+writers, bundled models), `evaluation/` (metrics, calibration), `checks/` (peers for the
+factorization checks) and `cli/` (the `axialrope` command). Below them all: `limits` (what an input
+may hold), `memory` (what fits), `paths` (checked, atomic writes) and `objectives`. The names below
+load on first use, so that `import axialrope.pipelines` (and `axialrope check`) does not pay for
+diffusers and accelerate.
 Importing `AxialDiTPipeline` registers it with diffusers, so that `DiffusionPipeline.from_pretrained`
 finds it as well (`sampling/registration.py`).
 """
