@@ -8,11 +8,16 @@
     train(TrainConfig(data="shapes", output_dir="outputs/run", max_steps=200))
     pipe = load_run_pipeline("outputs/run")            # a run, one of its checkpoints, its model_ema/
 
+    from axialrope.pipelines import calibrate
+    calibrate(pipe, "photos/", scales=[1.5, 2])         # its default extrapolation, measured on your images
+
 The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
 text), `training/` (config, loop, checkpoints, outputs), `sampling/` (the pipeline, output
-writers, bundled models), `evaluation/` (metrics), `checks/` (peers for the factorization
-checks) and `cli/` (the `axialrope` command). The names below load on first use, so that
-`import axialrope.pipelines` (and `axialrope check`) does not pay for diffusers and accelerate.
+writers, bundled models), `evaluation/` (metrics, calibration), `checks/` (peers for the
+factorization checks) and `cli/` (the `axialrope` command). Below them all: `limits` (what an input
+may hold), `memory` (what fits), `paths` (checked, atomic writes) and `objectives`. The names below
+load on first use, so that `import axialrope.pipelines` (and `axialrope check`) does not pay for
+diffusers and accelerate.
 Importing `AxialDiTPipeline` registers it with diffusers, so that `DiffusionPipeline.from_pretrained`
 finds it as well (`sampling/registration.py`).
 """
@@ -45,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "ImageFolderDataset": "data.folders",
     "VideoFolderDataset": "data.folders",
     "SyntheticLanguage": "data.text",
+    "calibrate": "evaluation.calibrate",
     "swd": "evaluation.metrics",
     "video_swd": "evaluation.metrics",
     "shape_persistence": "evaluation.metrics",

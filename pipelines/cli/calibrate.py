@@ -16,6 +16,8 @@ import argparse
 import sys
 
 from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
+from ..training.run_folder import RunLock
+from .preflight import PREFLIGHT_ERRORS, check_device, usage_error
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,9 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.run_calibration import prepare
-    from ..training.run_folder import RunLock
-    from .preflight import PREFLIGHT_ERRORS, check_device, usage_error
+    from ..evaluation.run_calibration import prepare  # heavy: keeps --help fast
 
     try:
         check_device(args.device)

@@ -13,7 +13,10 @@ import sys
 import typing
 from pathlib import Path
 
+import yaml
+
 from ..training.config import INVOCATION_FIELDS, TrainConfig, read_config_file
+from .preflight import PREFLIGHT_ERRORS, usage_error
 
 
 def _flag_kwargs(hint) -> dict:
@@ -57,16 +60,13 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..training.loop import train  # heavy imports only when training
-    from .preflight import PREFLIGHT_ERRORS, usage_error
+    from ..training.loop import train  # heavy: keeps --help fast
 
     try:  # the pre-flight: every field, --output-dir, --init-from's files and --resume, before any work
         config = config_from_args(args).validate()
     except PREFLIGHT_ERRORS as error:
         return usage_error("train", error)
     if args.print_config:
-        import yaml
-
         print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
         return 0
     try:

@@ -65,7 +65,7 @@ class Crops:
 
 def _skimage_data():
     try:
-        from skimage import data
+        from skimage import data  # optional: absent unless installed
     except ImportError as error:
         raise ImportError(MISSING) from error
     return data

@@ -16,7 +16,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS, Calibration, calibrate, plan
+from ..paths import check_output_folder, write_atomically, write_text_atomically
+from ..sampling.bundled import load_pipeline
+from ..sampling.default_extrapolation import write_default_extrapolation
+from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, find_in_run
+from ..training.config import read_config_file
+from .calibrate import (
+    DEFAULT_NUM,
+    DEFAULT_SCALES,
+    DEFAULT_SEEDS,
+    DEFAULT_STEPS,
+    Calibration,
+    check_scales,
+    measure,
+    plan,
+    target_size,
+)
+from .grids import save_labelled_grid
 from .references import ReferenceImages
 
 RESULT_FOLDER = "calibration"
@@ -25,8 +41,6 @@ RESULT_FOLDER = "calibration"
 def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
     """(the training run `model` belongs to, or None for a plain pipeline folder; the pipeline folders whose
     model_index.json records the default). ValueError for anything else."""
-    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, find_in_run
-
     path = Path(model)
     if not path.is_dir():
         raise FileNotFoundError(f"--model {str(model)!r}: no such folder; give a training run or a pipeline folder")
@@ -46,8 +60,6 @@ def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
 
 def training_folder(run: Path | None) -> str:
     """The image folder a run was trained on (its config.yaml), for --reference-dir's default."""
-    from ..training.config import read_config_file
-
     recorded = {} if run is None or not (run / "config.yaml").is_file() else read_config_file(run / "config.yaml")
     if recorded.get("data") != "image_folder" or not recorded.get("data_dir"):
         what = f"was trained on data={recorded['data']!r}" if recorded.get("data") else "records no training folder"
@@ -73,7 +85,7 @@ class Job:
 
     def run(self, progress: bool = True) -> Calibration:
         """Measure, print the table, save the results, then record the bands in the pipeline folders."""
-        result = calibrate(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
+        result = measure(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
         self.report(result.table())
         unclear = ", ".join(f"{r.scale:g}x" for r in result.unclear)
         if unclear:
@@ -82,8 +94,6 @@ class Job:
                 "--num would tell them apart (the pick stands, as the lowest mean)"
             )
         save_results(result, self.out)
-        from ..sampling.default_extrapolation import write_default_extrapolation
-
         for folder in self.folders:
             write_default_extrapolation(folder, result.bands)
         where = ", ".join(str(f) for f in self.folders)
@@ -109,9 +119,6 @@ def prepare(
 ) -> Job:
     """Every check of a calibration, before any work (ValueError, FileNotFoundError naming the flag): the model,
     the references at every size, the methods and counts, memory, the output folder."""
-    from ..paths import check_output_folder
-    from ..sampling.bundled import load_pipeline
-
     run, folders = run_folders(model)
     reference_dir = training_folder(run) if reference_dir is None else reference_dir
     out = (
@@ -154,8 +161,6 @@ def _flagged(check, *args, **kwargs):
 def check_training_data(dataset, config) -> None:
     """Before training: ValueError unless the folder `dataset` serves every size `config.calibrate_scales` asks
     for (at least 2 images large enough for each)."""
-    from .calibrate import check_scales, target_size
-
     bucket = config.buckets[0]
     scales = check_scales(config.calibrate_scales, "calibrate_scales")
     patch = (config.patch_size, config.patch_size)
@@ -165,9 +170,6 @@ def check_training_data(dataset, config) -> None:
 
 def save_results(result: Calibration, out: Path) -> None:
     """calibration.md (the table and the bands), calibration.json (every value) and one labelled picture per size."""
-    from ..paths import write_atomically, write_text_atomically
-    from .grids import save_labelled_grid
-
     out.mkdir(parents=True, exist_ok=True)
     bands = "\n".join(
         f"- up to {b['up_to_scale'] or 'any scale'}: {b['method']}"

@@ -11,6 +11,10 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+import torch
+
+from .model_files import check_model_folder, check_pipeline_folder
+
 BUNDLED_MODELS: dict[str, str] = {
     "shapes-rope": "image DiT (mini, patch 4) with axial RoPE, 32x32 procedural shapes, 6 classes",
     "shapes-sincos": "the same with absolute sin-cos positions (the extrapolation baseline)",
@@ -47,10 +51,9 @@ def load_dit(model: str | Path):
     """The DiT of a bundled name, a pipeline folder (its transformer/), a model folder (`save_pretrained`
     of a DiT, e.g. a training run's model_ema/), a training run folder or one of its checkpoints (the
     weights of the run's pipeline: EMA, or raw without EMA; see `runs`)."""
-    from axialrope.models import DiT
+    from axialrope.models import DiT  # heavy: keeps --help fast
 
-    from .model_files import check_model_folder
-    from .runs import load_run_transformer
+    from .runs import load_run_transformer  # heavy: keeps --help fast
 
     folder = resolve_model(str(model))
     for candidate in (folder / "transformer", folder):
@@ -72,12 +75,10 @@ def load_pipeline(model: str | None, device: str = "auto"):
     """The AxialDiTPipeline of a bundled name or a folder: a pipeline, a training run, a checkpoint or
     a run's model folder (see `runs.load_run_pipeline`), on `device` ("auto": cuda if available), bf16 on
     cuda. diffusers' "Loading pipeline components" bar stays off (the load is instant)."""
-    import torch
-    from diffusers.utils import logging as diffusers_logging
+    from diffusers.utils import logging as diffusers_logging  # heavy: keeps --help fast
 
-    from .model_files import check_pipeline_folder
-    from .pipeline import AxialDiTPipeline
-    from .runs import find_in_run, load_run_pipeline
+    from .pipeline import AxialDiTPipeline  # heavy: keeps --help fast
+    from .runs import find_in_run, load_run_pipeline  # heavy: keeps --help fast
 
     path = resolve_model(model)
     load = AxialDiTPipeline.from_pretrained  # it says what is wrong with a folder that is neither

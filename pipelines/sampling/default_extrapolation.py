@@ -22,6 +22,8 @@ from pathlib import Path
 from axialrope import Extrapolation
 from axialrope.validation import is_real
 
+from ..paths import write_text_atomically
+
 # What `extrapolation="auto"` uses for a pipeline that records no `default_extrapolation` (None or []):
 # the "fallback" bands that benchmarks/extrapolation.py writes to benchmarks/results/extrapolation_defaults.json,
 # the method with the smallest worst-case ratio to each kind's best over the three kinds of data it measures
@@ -99,8 +101,6 @@ def _check_band(band, index: int, last: bool, previous: float, video: bool | Non
 def write_default_extrapolation(folder: str | Path, bands: list[dict] | None) -> Path:
     """Record `bands` (checked) as the `default_extrapolation` in a pipeline folder's model_index.json, atomically;
     the rest of the file is kept. Returns the file's path."""
-    from ..paths import write_text_atomically
-
     path = Path(folder) / "model_index.json"
     index = json.loads(path.read_text())
     index["default_extrapolation"] = check_default_extrapolation(bands)

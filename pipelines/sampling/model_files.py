@@ -21,6 +21,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from ..limits import MAX_SAFETENSORS_HEADER, read_small_file
+from ..memory import check_fits
+
 WEIGHTS = "diffusion_pytorch_model.safetensors"
 WEIGHTS_INDEX = "diffusion_pytorch_model.safetensors.index.json"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
@@ -29,9 +34,7 @@ _BLOCK = re.compile(r"blocks\.(\d+)\.")
 
 def read_json(path: Path, argument: str) -> Any:
     """The JSON in `path`; ValueError naming `argument` and the file if it is missing, malformed or too large
-    (`memory.MAX_TEXT_FILE_BYTES`)."""
-    from .memory import read_small_file
-
+    (`limits.MAX_TEXT_FILE_BYTES`)."""
     if not path.is_file():
         raise ValueError(f"{argument}: {str(path)!r} is missing")
     try:
@@ -65,10 +68,8 @@ def safetensors_header(file: Path, argument: str) -> dict[str, tuple[tuple[int, 
     """Tensor name -> (shape, bytes) from a safetensors file's header, read without mapping the file.
 
     ValueError naming `argument` for a header that is not safetensors' (its length past
-    `memory.MAX_SAFETENSORS_HEADER` or the file, malformed JSON, entries whose bytes do not match
+    `limits.MAX_SAFETENSORS_HEADER` or the file, malformed JSON, entries whose bytes do not match
     their shape) and for a file that is shorter (truncated) or longer than its tensors."""
-    from .memory import MAX_SAFETENSORS_HEADER
-
     size = file.stat().st_size
     bad = f"{argument}: {str(file)!r} is truncated or corrupt"
     with file.open("rb") as handle:
@@ -109,8 +110,6 @@ def safetensors_header(file: Path, argument: str) -> dict[str, tuple[tuple[int, 
 def weight_shapes(folder: Path, argument: str) -> dict[str, tuple[int, ...]]:
     """Tensor name -> shape from the safetensors header(s) of a diffusers model folder (headers only, never
     mapped); ValueError if the weights would not fit in memory."""
-    from .memory import check_fits
-
     if (folder / WEIGHTS_INDEX).is_file():
         index = read_json(folder / WEIGHTS_INDEX, argument)
         shards = sorted(set(index.get("weight_map", {}).values())) if isinstance(index, dict) else []
@@ -163,9 +162,8 @@ def check_config_fits(
     """ValueError naming `argument` unless a DiT `config` (a config.json's dict) builds exactly the tensors
     `shapes` (name -> shape of the weights, `weights` naming where they are). A depth that disagrees is named
     before any model is built; then the config is built on the meta device (no memory) to compare shapes."""
-    import torch
 
-    from axialrope.models import DiT
+    from axialrope.models import DiT  # heavy: keeps --help fast
 
     blocks = {int(m.group(1)) for k in shapes if (m := _BLOCK.match(k))}
     if blocks and len(blocks) != config.get("depth"):  # before a model of that depth is built

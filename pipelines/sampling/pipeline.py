@@ -33,9 +33,8 @@ from axialrope.models.axial_dit.extrapolation import DiTExtrapolation
 from axialrope.models.call_plan import Timestep
 from axialrope.validation import is_int
 
-from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
+from ..limits import check_guidance_scale
 from ..objectives import (
-    check_guidance_scale,
     draw_noise,
     guided_prediction,
     initial_noise_sigma,
@@ -134,38 +133,8 @@ class AxialDiTPipeline(DiffusionPipeline):
     def set_default_extrapolation(self, bands: list[dict] | None) -> None:
         """Record `bands` as the pipeline's `default_extrapolation` (checked), what `extrapolation="auto"` picks
         from; `save_pretrained` writes it into model_index.json. None or [] removes it (auto then uses
-        `FALLBACK_EXTRAPOLATION`)."""
+        `FALLBACK_EXTRAPOLATION`). `axialrope.pipelines.calibrate` measures the bands and records them here."""
         self.register_to_config(default_extrapolation=check_default_extrapolation(bands, self.is_video))
-
-    def calibrate(
-        self,
-        reference_images,
-        scales: Sequence[float] = DEFAULT_SCALES,
-        methods=None,
-        num: int = DEFAULT_NUM,
-        steps: int = DEFAULT_STEPS,
-        seeds: int = DEFAULT_SEEDS,
-        guidance_scale: float | None = None,
-        class_labels=None,
-        progress: bool = True,
-    ):
-        """Measure every method at each scale on `reference_images` (a folder, as training reads one; a tensor
-        (n, 3, H, W) in [0, 1]; or PIL images) and record the best per scale as `default_extrapolation`.
-
-        scales: side ratios above 1; methods: labels such as "pi" or "yarn+entropy" (default: all, without and
-        with entropy scaling); num, steps, seeds: samples a seed, sampler steps, seeds (at least 2);
-        class_labels: ids of a tensor's images. Returns the `evaluation.calibrate.Calibration` (`table()`,
-        `bands`); `save_pretrained` then writes the default. See docs/extrapolation.md.
-        """
-        from ..evaluation.calibrate import calibrate
-        from ..evaluation.references import ReferenceImages
-
-        references = ReferenceImages(
-            reference_images, self.config.class_names, self.transformer.config.num_classes, labels=class_labels
-        )
-        result = calibrate(self, references, scales, methods, num, steps, seeds, guidance_scale, progress)
-        self.set_default_extrapolation(result.bands)
-        return result
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -243,6 +212,38 @@ class AxialDiTPipeline(DiffusionPipeline):
 
         What needs the batch (the latents' shape) is checked by `prepare_latents`, labels by `prepare_class_labels`.
         """
+        self._checked_shape(
+            class_labels,
+            height,
+            width,
+            num_frames,
+            num_inference_steps,
+            guidance_scale,
+            num_images_per_prompt,
+            latents,
+            output_type,
+            callback_on_step_end,
+            callback_on_step_end_tensor_inputs,
+            batch_size,
+        )
+
+    def _checked_shape(
+        self,
+        class_labels,
+        height,
+        width,
+        num_frames,
+        num_inference_steps,
+        guidance_scale,
+        num_images_per_prompt,
+        latents,
+        output_type,
+        callback_on_step_end,
+        callback_on_step_end_tensor_inputs,
+        batch_size,
+    ) -> tuple[int, ...]:
+        """`check_inputs`, as `__call__` runs it: the sample's shape (h, w) or (t, h, w) in pixels (frames) once
+        every argument passed, so that the call works it out once."""
         if output_type not in OUTPUT_TYPES:
             raise ValueError(f"output_type must be one of {OUTPUT_TYPES}, got {output_type!r}")
         if not is_int(num_inference_steps) or num_inference_steps < 1:
@@ -252,7 +253,7 @@ class AxialDiTPipeline(DiffusionPipeline):
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not is_int(num_images_per_prompt) or num_images_per_prompt < 1:
             raise ValueError(f"num_images_per_prompt must be a positive integer, got {num_images_per_prompt!r}")
-        self._sample_shape(height, width, num_frames)
+        shape = self._sample_shape(height, width, num_frames)
         if class_labels is None and guidance_scale != 1.0:
             conditional = self.transformer.null_class is not None
             reason = "no class_labels were given" if conditional else "this model is unconditional"
@@ -271,6 +272,7 @@ class AxialDiTPipeline(DiffusionPipeline):
                     f"{latents.numel()} values are NaN or infinite"
                 )
         self._callback_tensor_names(callback_on_step_end, callback_on_step_end_tensor_inputs)
+        return shape
 
     def prepare_class_labels(
         self, class_labels, batch_size: int = 1, num_images_per_prompt: int = 1
@@ -457,7 +459,7 @@ class AxialDiTPipeline(DiffusionPipeline):
                 instance; default the pipeline's own.
         """
         # 1. Check inputs, before any work
-        self.check_inputs(
+        shape = self._checked_shape(
             class_labels,
             height,
             width,
@@ -474,7 +476,6 @@ class AxialDiTPipeline(DiffusionPipeline):
         tensor_inputs = self._callback_tensor_names(callback_on_step_end, callback_on_step_end_tensor_inputs)
         guidance_scale = float(guidance_scale)
         labels, batch = self.prepare_class_labels(class_labels, batch_size, num_images_per_prompt)
-        shape = self._sample_shape(height, width, num_frames)
         grid = self._token_grid(shape)
         method = make_extrapolation(
             extrapolation, entropy_scaling, auto=lambda entropy_scaling: self._auto_extrapolation(grid, entropy_scaling)

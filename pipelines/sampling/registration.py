@@ -20,7 +20,7 @@ LEGACY_CLASS_NAMES = ("DiTPipeline",)
 
 def register_with_diffusers(pipeline_class: type) -> None:
     """Set `pipeline_class` on the diffusers module under its name (what from_pretrained looks up)."""
-    import diffusers
+    import diffusers  # heavy: keeps --help fast
 
     setattr(diffusers, pipeline_class.__name__, pipeline_class)
 

@@ -17,10 +17,21 @@ import json
 import shutil
 from pathlib import Path
 
+import diffusers
 import torch
 
-from ..training.checkpoints import TRAINER_STATE, checkpoint_step, latest_checkpoint, publish, read_checkpoint
+from axialrope.models import DiT
+
+from ..training.checkpoints import (
+    TRAINER_STATE,
+    DamagedCheckpointError,
+    checkpoint_step,
+    latest_checkpoint,
+    publish,
+    read_checkpoint,
+)
 from ..training.train_state import StateFileError, read_state
+from .model_files import check_config_fits, check_model_folder, check_pipeline_folder, read_json
 from .pipeline import AxialDiTPipeline
 
 PIPELINE = "pipeline"
@@ -53,8 +64,6 @@ def pipeline_from_config(folder: str | Path, transformer, pipeline_class: type =
     library, scheduler_name = index["scheduler"]
     if library != "diffusers":  # never import a module because a JSON file names it
         raise ValueError(f"{str(folder)!r}: the scheduler must be a diffusers one, got {library}.{scheduler_name}")
-    import diffusers
-
     scheduler_class = getattr(diffusers, scheduler_name)
     scheduler = scheduler_class.from_config(scheduler_class.load_config(str(folder / "scheduler")))
     return pipeline_class(
@@ -120,9 +129,6 @@ def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path, ar
     present, with its size and digest; safetensors and JSON only), as a resume would, and the config
     against its weights before the model is built (`model_files.check_config_fits`; a ValueError names
     `argument`)."""
-    from axialrope.models import DiT
-
-    from .model_files import check_config_fits, read_json
 
     checkpoint, config_folder = Path(checkpoint), Path(config_folder)
     try:  # a checkpoint of a run of several processes holds one RNG file each; read it as such
@@ -153,9 +159,6 @@ def checkpoint_transformer(checkpoint: str | Path, config_folder: str | Path, ar
 
 
 def _transformer(kind: str, source: Path, config_folder: Path | None, dtype: torch.dtype | None = None):
-    from axialrope.models import DiT
-
-    from .model_files import check_model_folder
 
     if kind == "checkpoint":
         transformer = checkpoint_transformer(source, config_folder)
@@ -171,9 +174,6 @@ def check_run_part(path: str | Path, argument: str) -> bool:
     """Whether `path` is part of a training run (see `find_in_run`); if it is, ValueError (naming
     `argument`) unless its weights are whole: a pipeline or model folder's safetensors fit their
     config, a checkpoint passes the checks a resume makes."""
-    from ..training.checkpoints import DamagedCheckpointError
-    from .model_files import check_model_folder, check_pipeline_folder
-
     found = find_in_run(path)
     if found is None:
         return False
@@ -205,8 +205,6 @@ def load_run_pipeline(path: str | Path, pipeline_class: type = AxialDiTPipeline,
         )
     kind, source, config_folder = found
     if kind == "pipeline":
-        from .model_files import check_pipeline_folder
-
         check_pipeline_folder(source, "model")  # as for a checkpoint or model folder: checked before it is built
         return pipeline_class.from_pretrained(source, **kwargs)
     kwargs.pop("use_safetensors", None)  # these folders are read from safetensors only anyway

@@ -129,7 +129,7 @@ class RunLock:
         self._made = [p for p in (self.folder, *self.folder.parents) if not p.exists()][::-1]
         self.folder.mkdir(parents=True, exist_ok=True)
         try:
-            import fcntl
+            import fcntl  # POSIX: absent on Windows
         except ImportError:  # no flock (Windows): an exclusive file whose holder must still run
             self._take_exclusive_file()
         else:

@@ -96,7 +96,7 @@ class Kit:
 
     def limit_memory(self, gib: float) -> None:
         """The memory pre-flight sees `gib` GiB free, on any machine."""
-        from axialrope.pipelines.sampling import memory
+        from axialrope.pipelines import memory
 
         self._request.getfixturevalue("monkeypatch").setattr(
             memory, "available_bytes", lambda device="cpu": int(gib * 2**30)
@@ -109,10 +109,10 @@ class Kit:
         self._request.getfixturevalue("monkeypatch").setattr(paths, "free_bytes", lambda path: int(mib * 2**20))
 
     def hide_trackers(self) -> None:
-        """No experiment tracker's package looks installed (`tracking._installed`), on any machine."""
+        """No experiment tracker's package looks installed (`tracking.installed_trackers`), on any machine."""
         from axialrope.pipelines.training import tracking
 
-        self._request.getfixturevalue("monkeypatch").setattr(tracking, "_installed", lambda name: False)
+        self._request.getfixturevalue("monkeypatch").setattr(tracking, "installed_trackers", lambda: [])
 
     def lock(self, folder: Path):
         """Holds the run lock on `folder` for the case, as a second run in another process would."""

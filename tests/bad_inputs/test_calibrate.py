@@ -1,9 +1,11 @@
-"""Bad inputs of calibration: `axialrope calibrate`, `pipe.calibrate` and `axialrope train --calibrate-scales`.
+"""Bad inputs of calibration: `axialrope calibrate`, `axialrope.pipelines.calibrate` and `axialrope train
+--calibrate-scales`.
 Each is refused before any work, and the run is left as it was."""
 
 import pytest
 import torch
 
+from axialrope.pipelines import calibrate as calibrate_pipe  # `calibrate` here builds the CLI's arguments
 from axialrope.pipelines.evaluation.references import ReferenceImages
 
 from .conftest import RUN, flags
@@ -132,32 +134,32 @@ def test_a_bad_calibration_is_refused_before_work_and_leaves_the_run(expect_usag
 CASES = [
     (
         "pipe-calibrate-references-not-images",
-        lambda k: lambda: tiny_pipe().calibrate("not a folder", scales=[2]),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), "not a folder", scales=[2]),
         FileNotFoundError,
         "reference_images",
     ),
     (
         "pipe-calibrate-references-of-ints",
-        lambda k: lambda: tiny_pipe().calibrate(torch.zeros(4, 3, 16, 16, dtype=torch.uint8)),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.zeros(4, 3, 16, 16, dtype=torch.uint8)),
         ValueError,
         "float",
     ),
     (
         "pipe-calibrate-references-out-of-range",
-        lambda k: lambda: tiny_pipe().calibrate(torch.full((4, 3, 16, 16), 255.0)),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.full((4, 3, 16, 16), 255.0)),
         ValueError,
         "[0, 1]",
     ),
-    ("pipe-calibrate-references-of-a-number", lambda k: lambda: tiny_pipe().calibrate(3), TypeError, "folder"),
+    ("pipe-calibrate-references-of-a-number", lambda k: lambda: calibrate_pipe(tiny_pipe(), 3), TypeError, "folder"),
     (
         "pipe-calibrate-scale-a-number",
-        lambda k: lambda: tiny_pipe().calibrate(torch.rand(4, 3, 16, 16), scales=2),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.rand(4, 3, 16, 16), scales=2),
         ValueError,
         "scales",
     ),
     (
         "pipe-calibrate-labels-wrong-count",
-        lambda k: lambda: tiny_pipe().calibrate(torch.rand(4, 3, 16, 16), class_labels=[0, 1]),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.rand(4, 3, 16, 16), class_labels=[0, 1]),
         ValueError,
         "labels",
     ),

@@ -10,10 +10,10 @@ import torch
 
 from axialrope.models import DiT
 from axialrope.pipelines.cli.preflight import check_device
+from axialrope.pipelines.memory import check_sampling_memory
 from axialrope.pipelines.objectives import make_objective, sample
 from axialrope.pipelines.paths import check_free_space, check_output_file, check_output_folder
 from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
-from axialrope.pipelines.sampling.memory import check_sampling_memory
 
 NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 

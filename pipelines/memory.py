@@ -1,16 +1,16 @@
-"""Every bound on a request, in one place, checked before any work: memory, files read whole, frame rates.
+"""What fits in memory, checked before any work: a sampling call, a training step, a schedule, an epoch's order.
 
     check_sampling_memory(pipe.transformer, 8, (256, 256), True, device, steps=20)  # ValueError: what fits
     check_steps(10**9, "--steps")                           # a scheduler's per-step arrays
     check_shuffle(10**11, 16, "dataset_size")               # an epoch's order of the items
     check_training_memory(model, batch_size, (32, 32), device)  # a training step: the batch that fits
-    text = read_small_file(path, "--config")                # config files and JSON: bytes, not gigabytes
 
 The memory a process may use is the smallest of the system's available RAM, `ulimit -v` less what
 the process has mapped, and the cgroup's limit less its usage (a GPU: its free memory); a request
 may plan on HEADROOM of it. Each refusal names the flag and the largest value that fits. The
 sampling estimate is of one denoising step (weights, latents, one block's activations for every
-token: `scaled_dot_product_attention` never holds the tokens x tokens logits).
+token: `scaled_dot_product_attention` never holds the tokens x tokens logits). The bounds on what an
+input file may hold are in `limits`.
 """
 
 from __future__ import annotations
@@ -33,15 +33,6 @@ _MLP_COPIES = 2
 STEP_BYTES = 64
 # an epoch's order: per item (the permutation and its slices), and per batch (a tensor view each)
 SHUFFLE_ITEM_BYTES, SHUFFLE_BATCH_BYTES = 24, 800
-# files read whole into memory: config files, config.json, model_index.json, scheduler configs
-MAX_TEXT_FILE_BYTES = 1 << 20
-MAX_CONFIG_VALUES = 10_000  # the values a config file may expand to (YAML aliases repeat a value)
-MAX_SAFETENSORS_HEADER = 100 << 20  # safetensors' own limit on a header
-MAX_IMAGE_PIXELS = 89_478_485  # PIL's decompression-bomb threshold, as an error rather than a warning
-MAX_ASPECT_MISMATCH = 16.0  # an image's aspect may differ from its bucket's by at most this factor
-# a GIF's frame delay is whole hundredths of a second in 16 bits: above 100 fps it rounds to 0 (players
-# then pick their own speed), below 0.0016 it overflows (guidance's bound: objectives.MAX_GUIDANCE_SCALE)
-MIN_FPS, MAX_FPS = 0.01, 100.0
 
 
 def _gib(n: float) -> str:
@@ -60,7 +51,7 @@ def _process_limits() -> list[int]:
     """What `ulimit -v` and the cgroup still allow this process (bytes), where they are set."""
     limits = []
     try:
-        import resource
+        import resource  # POSIX: absent on Windows
 
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         mapped = _read_int("/proc/self/statm")  # the first field: the process's mapped pages
@@ -155,19 +146,6 @@ def check_shuffle(num_items: int, batch_size: int, flag: str = "dataset_size") -
         f"{flag} {num_items}: an epoch's order of the items",
         flag,
     )
-
-
-def read_small_file(path: str | Path, argument: str, limit: int = MAX_TEXT_FILE_BYTES) -> bytes:
-    """The bytes of a file that must be small (a config, a JSON file); ValueError naming `argument` if it
-    is larger than `limit` or not a regular file (a FIFO would block)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{argument}: {str(path)!r} is not a regular file")
-    size = path.stat().st_size
-    if size > limit:
-        raise ValueError(f"{argument}: {str(path)!r} holds {size} bytes; a file of this kind is at most {limit}")
-    with path.open("rb") as file:
-        return file.read(limit + 1)
 
 
 def sampling_bytes(
@@ -278,13 +256,6 @@ def check_sampling_memory(
 
 __all__ = [
     "HEADROOM",
-    "MAX_ASPECT_MISMATCH",
-    "MAX_CONFIG_VALUES",
-    "MAX_FPS",
-    "MAX_IMAGE_PIXELS",
-    "MAX_SAFETENSORS_HEADER",
-    "MAX_TEXT_FILE_BYTES",
-    "MIN_FPS",
     "available_bytes",
     "check_fits",
     "check_sampling_memory",
@@ -293,7 +264,6 @@ __all__ = [
     "check_training_memory",
     "largest_fitting",
     "largest_fitting_shape",
-    "read_small_file",
     "sampling_bytes",
     "shuffle_bytes",
     "steps_bytes",

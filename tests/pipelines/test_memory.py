@@ -5,7 +5,7 @@ import re
 import pytest
 
 from axialrope.models import create_dit
-from axialrope.pipelines.sampling import memory
+from axialrope.pipelines import memory
 
 
 @pytest.fixture(scope="module")
