@@ -25,8 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from axialrope.extrapolation import split_name  # noqa: E402
+from axialrope.pipelines.dit.bundled import bundled_model_path  # noqa: E402
 from axialrope.pipelines.evaluation.intervals import Interval, best_of, seed_interval  # noqa: E402
-from axialrope.pipelines.sampling.bundled import bundled_model_path  # noqa: E402
 
 TRAINED_SIDE, TRAINED_VIDEO = 32, (8, 32, 32)
 HEADLINE = "swd_detail"  # the images' metric that ranks methods (see benchmarks/extrapolation.py)
@@ -397,7 +397,7 @@ def defaults(results: Results, out: Path, write: bool) -> dict[str, list[dict]]:
 
 def record_default(folder: Path, bands: list[dict]) -> None:
     """Writes `default_extrapolation` into a pipeline folder's model_index.json (checked by the pipeline)."""
-    from axialrope.pipelines.sampling.default_extrapolation import write_default_extrapolation
+    from axialrope.pipelines.dit.default_extrapolation import write_default_extrapolation
 
     print(f"recorded default_extrapolation in {write_default_extrapolation(folder, bands)}")
 

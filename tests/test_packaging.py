@@ -25,7 +25,7 @@ def test_wheel_maps_models_and_pipelines_inside_axialrope(tmp_path):
     assert top_level == {"axialrope"}
     # the bundled models travel as package data, so a non-editable install can sample
     for model in ("shapes-rope", "shapes-sincos", "moving-shapes-rope"):
-        folder = f"axialrope/pipelines/sampling/assets/{model}"
+        folder = f"axialrope/pipelines/dit/assets/{model}"
         for part in (
             "model_index.json",
             "scheduler/scheduler_config.json",

@@ -22,10 +22,10 @@ from PIL import Image, ImageDraw, ImageFont
 
 from axialrope.extrapolation import EXTRAPOLATION_METHODS
 
+from ..dit.bundled import load_pipeline
+from ..dit.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 from ..paths import write_beside
-from ..sampling.bundled import load_pipeline
 from ..sampling.diffusers_families import generate, is_family_model, is_video_pipeline
-from ..sampling.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
 from .sample import (
     DIT_STEPS,

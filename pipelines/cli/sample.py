@@ -25,8 +25,9 @@ import torch
 
 from axialrope import Extrapolation
 
+from ..dit.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
+from ..dit.extrapolation_names import AUTO, is_auto, make_extrapolation
 from ..paths import check_name_fits, write_beside
-from ..sampling.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
 from ..sampling.diffusers_families import (
     call_kwargs,
     generate,
@@ -35,11 +36,10 @@ from ..sampling.diffusers_families import (
     load_family_pipeline,
     video_of_folder,
 )
-from ..sampling.extrapolation_names import AUTO, is_auto, make_extrapolation
 from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
 
 DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
-# the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
+# the scheduler names of pipelines/dit/schedulers.py, spelt here so --help does not import diffusers
 SCHEDULER_HELP = (
     "a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
     "ddpm, ddim, euler, dpm++ or unipc for DDPM models (default: the model's own, e.g. euler)"
@@ -337,7 +337,7 @@ def steps_of(steps: int, sampler: str) -> str:
 
 def sampler_name(pipe, scheduler: str | None) -> str:
     """The short name of the scheduler a call with `scheduler` (a name or None) samples with."""
-    from ..sampling.schedulers import make_scheduler, scheduler_name  # heavy: keeps --help fast
+    from ..dit.schedulers import make_scheduler, scheduler_name  # heavy: keeps --help fast
 
     return scheduler_name(make_scheduler(scheduler, pipe.scheduler) if scheduler else pipe.scheduler)
 

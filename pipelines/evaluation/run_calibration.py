@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..dit.bundled import load_pipeline
+from ..dit.default_extrapolation import write_default_extrapolation
+from ..dit.runs import PIPELINE, PIPELINE_CONFIG, find_in_run
 from ..paths import check_output_folder, write_atomically, write_text_atomically
-from ..sampling.bundled import load_pipeline
-from ..sampling.default_extrapolation import write_default_extrapolation
-from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, find_in_run
 from ..training.config import read_config_file
 from .calibrate import (
     DEFAULT_NUM,

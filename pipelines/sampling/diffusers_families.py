@@ -20,8 +20,8 @@ import torch
 
 from axialrope.validation import is_int
 
-from .bundled import BUNDLED_MODELS
-from .registration import LEGACY_CLASS_NAMES
+from ..dit.bundled import BUNDLED_MODELS
+from ..dit.registration import LEGACY_CLASS_NAMES
 
 OWN_PIPELINE_NAMES = ("AxialDiTPipeline", *LEGACY_CLASS_NAMES)  # this project's, under any name it had
 

@@ -22,12 +22,12 @@ from axialrope.validation import is_int, is_real
 
 from ..data.buckets import Bucket
 from ..data.scenes import SceneConfig
+from ..dit.bundled import resolve_model
+from ..dit.model_files import check_model_folder
 from ..evaluation.calibrate import check_scales
 from ..limits import MAX_CONFIG_VALUES, check_guidance_scale, read_small_file
 from ..memory import check_shuffle, check_steps
 from ..paths import check_output_folder, write_text_atomically
-from ..sampling.bundled import resolve_model
-from ..sampling.model_files import check_model_folder
 from .checkpoints import checkpoint_step
 from .tracking import trackers_for
 
@@ -304,7 +304,7 @@ def _init_from(name: str, value: Any) -> None:
     here, not after the data is read."""
     if value is None:
         return
-    from ..sampling.runs import check_run_part  # heavy: keeps --help fast
+    from ..dit.runs import check_run_part  # heavy: keeps --help fast
 
     if not isinstance(value, str) or not value:
         raise ValueError(f"{name} must be a model name or folder, got {value!r}")

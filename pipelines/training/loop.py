@@ -33,13 +33,13 @@ from axialrope.models import create_dit
 from axialrope.models.axial_dit.inflate import initialize_from
 
 from ..data.scenes import mix_seed
+from ..dit.bundled import load_dit
+from ..dit.pipeline import AxialDiTPipeline
+from ..dit.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config, write_pipeline_config
 from ..evaluation.run_calibration import prepare
 from ..memory import check_sampling_memory, check_training_memory
 from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
 from ..paths import check_free_space, publish, remove_tree, write_atomically
-from ..sampling.bundled import load_dit
-from ..sampling.pipeline import AxialDiTPipeline
-from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config, write_pipeline_config
 from .checkpoints import latest_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .loaders import build_dataset, build_loader

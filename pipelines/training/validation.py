@@ -20,10 +20,10 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 
+from ..dit.runs import PIPELINE_CONFIG, pipeline_from_config
 from ..evaluation.calibrate import target_size
 from ..memory import check_sampling_memory
 from ..paths import write_atomically
-from ..sampling.runs import PIPELINE_CONFIG, pipeline_from_config
 from .outputs import save_sample_grid
 
 VALIDATION = "validation"

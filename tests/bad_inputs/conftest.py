@@ -152,7 +152,7 @@ class Kit:
 
     def pipeline_folder(self) -> Path:
         """A copy of the bundled image pipeline, to damage."""
-        from axialrope.pipelines.sampling.bundled import bundled_model_path
+        from axialrope.pipelines.dit.bundled import bundled_model_path
 
         return Path(shutil.copytree(bundled_model_path("shapes-rope"), self.tmp / "pipe"))
 
@@ -217,7 +217,7 @@ class Kit:
 
 @pytest.fixture(scope="session")
 def bundled_pipe():
-    from axialrope.pipelines.sampling.bundled import load_pipeline
+    from axialrope.pipelines.dit.bundled import load_pipeline
 
     return load_pipeline(None, "cpu")
 

@@ -29,7 +29,7 @@ def calibrate(k, *extra: str, reference: bool = True) -> list[str]:
 
 def tiny_pipe():
     from axialrope.models import create_dit
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     torch.manual_seed(0)
     return AxialDiTPipeline.from_model(create_dit("tiny", sample_size=8, in_channels=3, num_classes=2).eval())

@@ -10,17 +10,17 @@ import torch
 
 from axialrope.models import DiT
 from axialrope.pipelines.cli.preflight import check_device
+from axialrope.pipelines.dit.bundled import load_dit, load_pipeline
 from axialrope.pipelines.memory import check_sampling_memory
 from axialrope.pipelines.objectives import make_objective, sample
 from axialrope.pipelines.paths import check_free_space, check_output_file, check_output_folder
-from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
 
 NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 
 
 def nan_weights_pipe(k):
     """A tiny DiT pipeline with one NaN weight: its samples cannot be finite."""
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     model = k.dit()
     with torch.no_grad():
@@ -45,7 +45,7 @@ def deep_run_config(run):
 def class_ids(k, names: list[str] | None, texts: tuple[str, ...]):
     """The call: the class ids that `--classes *texts` samples with a tiny pipeline of classes `names`."""
     from axialrope.pipelines.cli.sample import class_label
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     pipe = AxialDiTPipeline.from_model(k.dit(num_classes=3), class_names=names)
     return lambda: [pipe.class_id(class_label(pipe, text)) for text in texts]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from axialrope.pipelines.sampling.runs import load_run_pipeline
+from axialrope.pipelines.dit.runs import load_run_pipeline
 from axialrope.pipelines.training.checkpoints import DamagedCheckpointError, find_resumable, read_checkpoint
 from axialrope.pipelines.training.config import TrainConfig, read_config_file
 from axialrope.pipelines.training.run_folder import LOCK_FILE

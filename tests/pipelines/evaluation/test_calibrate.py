@@ -13,6 +13,8 @@ from PIL import Image
 
 from axialrope.models import create_dit
 from axialrope.pipelines import calibrate
+from axialrope.pipelines.dit.default_extrapolation import check_default_extrapolation
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.calibrate import (
     Calibration,
     ScaleResult,
@@ -23,8 +25,6 @@ from axialrope.pipelines.evaluation.calibrate import (
 )
 from axialrope.pipelines.evaluation.cells import Method, References, image_methods
 from axialrope.pipelines.evaluation.references import ReferenceImages, serves
-from axialrope.pipelines.sampling.default_extrapolation import check_default_extrapolation
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 BENCHMARKS = Path(__file__).parents[3] / "benchmarks"
 

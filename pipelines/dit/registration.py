@@ -2,7 +2,7 @@
 
     from axialrope.pipelines import AxialDiTPipeline    # the import registers the class
     from diffusers import DiffusionPipeline
-    pipe = DiffusionPipeline.from_pretrained("pipelines/sampling/assets/shapes-rope")   # an AxialDiTPipeline
+    pipe = DiffusionPipeline.from_pretrained("pipelines/dit/assets/shapes-rope")   # an AxialDiTPipeline
 
 diffusers reads a folder's model_index.json `_class_name` and looks that name up as an attribute
 of the `diffusers` module (`pipeline_loading_utils._get_pipeline_class`). The only other route it

@@ -1,6 +1,6 @@
-"""The models shipped with the package (pipelines/sampling/assets/, diffusers format), by name.
+"""The models shipped with the package (pipelines/dit/assets/, diffusers format), by name.
 
-    from axialrope.pipelines.sampling.bundled import bundled_model_path
+    from axialrope.pipelines.dit.bundled import bundled_model_path
     pipe = AxialDiTPipeline.from_pretrained(bundled_model_path("shapes-rope"))
 
 They were trained by benchmarks/train_bundled.sh (docs/training.md, "Bundled models").
@@ -28,7 +28,7 @@ DEFAULT_MODEL = "shapes-rope"
 
 def assets_folder() -> Path:
     """The folder holding the bundled pipelines (inside the installed package)."""
-    return Path(str(resources.files("axialrope.pipelines.sampling") / "assets"))
+    return Path(str(resources.files("axialrope.pipelines.dit") / "assets"))
 
 
 def bundled_model_path(name: str = DEFAULT_MODEL) -> Path:

@@ -28,7 +28,7 @@ from ..paths import write_text_atomically
 # the "fallback" bands that benchmarks/extrapolation.py writes to benchmarks/results/extrapolation_defaults.json,
 # the method with the smallest worst-case ratio to each kind's best over the three kinds of data it measures
 # (shapes, textures, photographs; docs/extrapolation.md, "The default: auto");
-# tests/pipelines/sampling/test_default_extrapolation.py checks that the two agree.
+# tests/pipelines/dit/test_default_extrapolation.py checks that the two agree.
 FALLBACK_EXTRAPOLATION = [
     {"up_to_scale": 1.75, "method": "kappa-yarn", "entropy_scaling": True},
     {"up_to_scale": 2.5, "method": "kappa-pi", "entropy_scaling": True},

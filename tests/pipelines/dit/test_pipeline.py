@@ -17,7 +17,7 @@ import torch
 from axialrope import Extrapolation
 from axialrope.extrapolation import EXTRAPOLATION_METHODS
 from axialrope.models import create_dit
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
 STEPS = 3
 
@@ -152,7 +152,7 @@ def test_beyond_the_trained_size_methods_change_the_samples(image_pipe):
 
 def test_the_pipeline_takes_the_extrapolation_names_of_the_cli(image_pipe):
     from axialrope.pipelines.cli import sample as cli
-    from axialrope.pipelines.sampling import extrapolation_names
+    from axialrope.pipelines.dit import extrapolation_names
 
     assert cli.make_extrapolation is extrapolation_names.make_extrapolation  # one parser for both
     kwargs = dict(class_labels=[0], height=32, width=32)

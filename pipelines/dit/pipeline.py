@@ -1,7 +1,7 @@
 """A diffusers pipeline for the DiT: class-conditional images or video at any size, with RoPE extrapolation.
 
     from axialrope.pipelines import AxialDiTPipeline
-    pipe = AxialDiTPipeline.from_pretrained("pipelines/sampling/assets/shapes-rope")
+    pipe = AxialDiTPipeline.from_pretrained("pipelines/dit/assets/shapes-rope")
     out = pipe(class_labels=["circle", "square"], height=64, width=64, guidance_scale=2.0,
                generator=torch.Generator().manual_seed(0), extrapolation="yarn+entropy", scheduler="unipc")
     out.images[0].save("outputs/circle.png")

@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 import torch
 
-import axialrope.pipelines.sampling.pipeline as pipeline_module
+import axialrope.pipelines.dit.pipeline as pipeline_module
 from axialrope import Extrapolation
 from axialrope.models import create_dit
-from axialrope.pipelines.sampling.bundled import bundled_model_path
-from axialrope.pipelines.sampling.default_extrapolation import (
+from axialrope.pipelines.dit.bundled import bundled_model_path
+from axialrope.pipelines.dit.default_extrapolation import (
     FALLBACK_EXTRAPOLATION,
     band_for_scale,
     check_default_extrapolation,
 )
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.sampling.runs import pipeline_from_config, write_pipeline_config
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.runs import pipeline_from_config, write_pipeline_config
 
 STEPS = 3
 BANDS = [

@@ -16,9 +16,9 @@ import torch
 from diffusers import DDIMScheduler, FlowMatchEulerDiscreteScheduler, UniPCMultistepScheduler
 
 from axialrope.models import create_dit
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.schedulers import SCHEDULERS, make_scheduler, scheduler_name
 from axialrope.pipelines.objectives import make_objective, sample
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.sampling.schedulers import SCHEDULERS, make_scheduler, scheduler_name
 
 CASES = [(objective, name) for objective, names in SCHEDULERS.items() for name in names]
 
@@ -96,7 +96,7 @@ def test_a_named_scheduler_of_the_pipelines_own_class_is_the_same_sampler(model)
 
 
 def test_a_folder_that_does_not_record_its_objective_gets_it_from_its_scheduler(model, tmp_path):
-    from axialrope.pipelines.sampling.bundled import bundled_model_path
+    from axialrope.pipelines.dit.bundled import bundled_model_path
 
     assert "objective" not in (bundled_model_path("shapes-rope") / "model_index.json").read_text()
     assert AxialDiTPipeline.from_pretrained(bundled_model_path("shapes-rope")).config.objective == "flow"

@@ -13,8 +13,8 @@ import torch
 from diffusers import DiffusionPipeline
 
 from axialrope.models import create_dit
-from axialrope.pipelines.sampling.bundled import bundled_model_path
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.bundled import bundled_model_path
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
 LOAD_WITH_DIFFUSERS = """
 import sys
@@ -46,7 +46,7 @@ def test_diffusion_pipeline_from_pretrained_finds_the_pipeline_once_it_is_import
     assert process.returncode == 0, process.stderr[-3000:]
     before, after = process.stdout.splitlines()
     assert before == "before: module diffusers has no attribute AxialDiTPipeline"
-    assert after.split() == ["axialrope.pipelines.sampling.pipeline", "AxialDiTPipeline", "(32,", "32)"]
+    assert after.split() == ["axialrope.pipelines.dit.pipeline", "AxialDiTPipeline", "(32,", "32)"]
     stderr = [line for line in process.stderr.replace("\r", "\n").splitlines() if line.strip() and "it/s]" not in line]
     assert stderr == []  # no "unexpected class_names", no other warning
 

@@ -13,8 +13,8 @@ import torch
 from diffusers.callbacks import PipelineCallback
 
 from axialrope.models import create_dit
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 from axialrope.pipelines.objectives import draw_noise
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 STEPS = 2
 
