@@ -72,7 +72,7 @@ def test_each_package_lists_at_most_twelve_modules_at_its_top_level():
 
 def test_the_bundled_assets_stay_small_enough_to_ship():
     """The package carries the bundled models only; the photographs models (benchmarks) stay in outputs/."""
-    assets = REPO / "pipelines" / "sampling" / "assets"
+    assets = REPO / "pipelines" / "dit" / "assets"
     total = sum(path.stat().st_size for path in assets.rglob("*") if path.is_file())
     assert 0 < total < 30 * 2**20
     assert not any(path.name.startswith("photos") for path in assets.iterdir())
