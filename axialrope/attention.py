@@ -10,6 +10,7 @@ from einops import rearrange
 from torch import nn
 
 from .rotary import apply_rotary_qk
+from .scaling import ScalingLike
 from .tables import RotaryEmbedding
 from .validation import is_int
 
@@ -24,7 +25,7 @@ class KVCache:
     keys: torch.Tensor
     values: torch.Tensor
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("keys", "values"):
             value = getattr(self, name)
             if not isinstance(value, torch.Tensor) or value.ndim != 4:
@@ -77,7 +78,7 @@ class RoPEAttention(nn.Module):
         num_heads: int,
         num_kv_heads: int | None = None,
         theta: float = 10000.0,
-        scaling=None,
+        scaling: ScalingLike = None,
         bias: bool = False,
     ):
         super().__init__()

@@ -17,7 +17,7 @@ from einops import rearrange
 from .validation import is_int, is_real
 
 
-def per_axis_values(value, n_axes: int, name: str, default: float) -> list[float]:
+def per_axis_values(value: float | Sequence[float] | None, n_axes: int, name: str, default: float) -> list[float]:
     """None -> [default] * n_axes; a number -> that number per axis; a sequence -> checked, as floats."""
     if value is None:
         return [default] * n_axes

@@ -22,6 +22,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .frequencies import yarn_get_mscale
 from .scaling import RopeScaling, check_ramp_rotations
@@ -105,7 +106,7 @@ class Extrapolation:
     temporal_axis: int = 0
     riflex_index: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.method in RENAMED_METHODS:
             raise ValueError(
                 f"method {self.method!r} is now called {RENAMED_METHODS[self.method]!r} (this project's s^kappa "
@@ -180,13 +181,27 @@ class Extrapolation:
             )
 
     @classmethod
-    def from_name(cls, name: str, **fields) -> Extrapolation:
-        """The method `name` ("yarn"), or for "METHOD+entropy" ("yarn+entropy") that method with entropy
-        scaling: the names `axialrope sample --extrapolation` takes. `fields`: the other attributes."""
-        if not isinstance(name, str):
-            raise TypeError(f"method must be a method name or an axialrope.Extrapolation, got {name!r}")
-        method = name.removesuffix(ENTROPY_SUFFIX)
-        return cls(method, **(fields if method == name else {**fields, "entropy_scaling": True}))
+    def from_name(cls, name: str | Extrapolation, **options: Any) -> Extrapolation:
+        """The one parser of extrapolation names: the names `axialrope sample --extrapolation` takes.
+
+        `name` is a method ("yarn"), a method with entropy scaling ("yarn+entropy", see `split_name`)
+        or an `Extrapolation`; `options` are the other attributes on top of it (beta_fast=16.0, ...);
+        entropy_scaling=True adds entropy scaling to a name without the suffix.
+
+            Extrapolation.from_name("yarn+entropy", beta_fast=16.0)
+            Extrapolation.from_name(Extrapolation("pi"), entropy_scaling=True)
+
+        Raises TypeError for a name that is not a string or an unknown option, ValueError for an unknown
+        method or a bad option value.
+        """
+        fields = {field.name for field in dataclasses.fields(cls)} - {"method"}
+        unknown = sorted(set(options) - fields)
+        if unknown:
+            raise TypeError(f"unknown option {unknown[0]!r}; Extrapolation's options are {sorted(fields)}")
+        if isinstance(name, Extrapolation):
+            return dataclasses.replace(name, **options) if options else name
+        method, entropy = split_name(name)
+        return cls(method, **({**options, "entropy_scaling": True} if entropy else options))
 
     @property
     def is_timestep_dependent(self) -> bool:
@@ -294,6 +309,15 @@ class Extrapolation:
             beta_slow=self.beta_slow,
             attention_factor=1.0,
         )
+
+
+def split_name(name: str) -> tuple[str, bool]:
+    """ "METHOD+entropy" -> ("METHOD", True), "METHOD" -> ("METHOD", False). The method is not checked here
+    (`Extrapolation` checks it; a pipeline also reads "auto" this way)."""
+    if not isinstance(name, str):
+        raise TypeError(f"method must be a method name or an axialrope.Extrapolation, got {name!r}")
+    method = name.removesuffix(ENTROPY_SUFFIX)
+    return method, method != name
 
 
 def entropy_logit_scale(train_tokens: int, eval_tokens: int) -> float:

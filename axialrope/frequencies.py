@@ -1,4 +1,5 @@
-"""RoPE inverse frequencies, plain and context-scaled: `rope_frequencies`.
+"""RoPE inverse frequencies, plain and context-scaled: `rope_frequencies` (`scaling_is_identity`: a
+scaling that changes nothing).
 
 It is the only place in the package where a frequency formula is written, in float64 on the CPU
 (dim // 2 values, exact for later use at large positions). d is the rotary dimension, b the base
@@ -26,11 +27,11 @@ import math
 
 import torch
 
-from .scaling import RopeScaling, as_rope_scaling
+from .scaling import RopeScaling, ScalingLike, as_rope_scaling
 from .validation import is_int, is_real
 
 
-def check_rotary_dim(dim, name: str = "dim") -> int:
+def check_rotary_dim(dim: int, name: str = "dim") -> int:
     """Raises unless `dim` is a positive even integer; returns it as an int."""
     if not is_int(dim):
         raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
@@ -39,7 +40,7 @@ def check_rotary_dim(dim, name: str = "dim") -> int:
     return dim
 
 
-def check_theta(theta, name: str = "theta") -> float:
+def check_theta(theta: float, name: str = "theta") -> float:
     """Raises unless `theta` is a finite number > 1; returns it as a float."""
     if not is_real(theta):
         raise TypeError(f"{name} must be a real number, got {type(theta).__name__}")
@@ -217,7 +218,7 @@ def _riflex(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
 def rope_frequencies(
     dim: int,
     theta: float = 10000.0,
-    scaling: RopeScaling | dict | None = None,
+    scaling: ScalingLike = None,
     seq_len: int | None = None,
 ) -> tuple[torch.Tensor, float]:
     """Inverse frequencies of RoPE over `dim` rotary channels, with optional context scaling.
@@ -238,8 +239,29 @@ def rope_frequencies(
     dim = check_rotary_dim(dim)
     theta = check_theta(theta)
     scaling = as_rope_scaling(scaling, theta=theta)
+    return _scaled(default_inv_freq(dim, theta), dim, theta, scaling, seq_len)
+
+
+def scaling_is_identity(dim: int, theta: float, scaling: ScalingLike) -> bool:
+    """Whether `scaling` leaves the inverse frequencies and attention factor of `dim` channels with base
+    `theta` exactly as without it (None; riflex before its pair's period; dype_yarn of factor 1 ...).
+
+    The trained frequencies are computed once and the scaled ones from them."""
+    dim = check_rotary_dim(dim)
+    theta = check_theta(theta)
+    scaling = as_rope_scaling(scaling, theta=theta)
+    if scaling is None:
+        return True
+    trained = default_inv_freq(dim, theta)
+    scaled, gain = _scaled(trained, dim, theta, scaling, None)
+    return gain == 1.0 and torch.equal(scaled, trained)
+
+
+def _scaled(
+    inv_freq: torch.Tensor, dim: int, theta: float, scaling: RopeScaling | None, seq_len
+) -> tuple[torch.Tensor, float]:
+    """(inverse frequencies, attention factor) of `scaling` from the trained `inv_freq` (left unchanged)."""
     kind = "default" if scaling is None else scaling.rope_type
-    inv_freq = default_inv_freq(dim, theta)
     if kind == "default":
         return inv_freq, 1.0
     if kind == "linear":

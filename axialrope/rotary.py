@@ -29,7 +29,7 @@ from .kernels.eager import compiled_spec, plan_few_ops, rotate_compiled, rotate_
 from .overlap import has_internal_overlap, shares_memory
 
 
-def check_layout(layout) -> str:
+def check_layout(layout: str) -> str:
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return layout

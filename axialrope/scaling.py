@@ -104,7 +104,7 @@ class RopeScaling:
     gamma_0: float = 16.0
     gamma_1: float = 2.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.rope_type not in ROPE_TYPES:
             raise ValueError(f"scaling: unknown rope_type {self.rope_type!r}; expected one of {ROPE_TYPES}")
         for name in (
@@ -226,7 +226,11 @@ def check_ramp_rotations(value: float, name: str) -> None:
         )
 
 
-def as_rope_scaling(scaling, theta: float | None = None) -> RopeScaling | None:
+# what a `scaling` argument takes: None, a transformers-format dict or a RopeScaling
+ScalingLike = RopeScaling | dict | None
+
+
+def as_rope_scaling(scaling: ScalingLike, theta: float | None = None) -> RopeScaling | None:
     """None, a transformers-format dict or a `RopeScaling` -> a validated `RopeScaling` or None."""
     if scaling is None or isinstance(scaling, RopeScaling):
         return scaling
@@ -235,4 +239,4 @@ def as_rope_scaling(scaling, theta: float | None = None) -> RopeScaling | None:
     raise TypeError(f"scaling must be None, a dict or a RopeScaling, got {type(scaling).__name__}")
 
 
-__all__ = ["MAX_RAMP_ROTATIONS", "ROPE_TYPES", "RopeScaling", "as_rope_scaling", "check_ramp_rotations"]
+__all__ = ["MAX_RAMP_ROTATIONS", "ROPE_TYPES", "RopeScaling", "ScalingLike", "as_rope_scaling", "check_ramp_rotations"]

@@ -1,9 +1,10 @@
 """Rotary tables: coordinates in, half-width (cos, sin) out.
 
-`AxialRotaryEmbedding` splits the rotary dimension into one block per axis,
-axes_dims = (d_t, d_y, d_x); axis a's pairs rotate by coordinate a times that axis's
-own 1D frequencies (own theta, own scaling). `RotaryEmbedding` is the one-axis case
-for text. Tables come out float32 with each axis's attention factor folded in.
+`axial_cos_sin` and `axis_cos_sin` build the tables, plain functions. `AxialRotaryEmbedding`
+splits the rotary dimension into one block per axis, axes_dims = (d_t, d_y, d_x); axis a's
+pairs rotate by coordinate a times that axis's own 1D frequencies (own theta, own scaling).
+`RotaryEmbedding` is the one-axis case for text. The modules hold the per-axis settings and
+cache the builders' tables. Tables come out float32 with each axis's attention factor folded in.
 
 Angles are formed in float64: float32 has an ulp of 0.125 at position 2^20, which
 would be a wrong angle, not a rounding.
@@ -13,8 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from numbers import Real
 
 import torch
@@ -22,10 +22,81 @@ from torch import nn
 
 from .coords import grid_coords, per_axis_values
 from .frequencies import check_rotary_dim, check_theta, rope_frequencies
-from .scaling import RopeScaling, as_rope_scaling
-from .validation import is_int
+from .scaling import RopeScaling, ScalingLike, as_rope_scaling
+from .table_cache import CacheInfo, TableCache, tensor_key
 
 Table = tuple[torch.Tensor, torch.Tensor]
+
+
+def check_coords(coords: torch.Tensor, n_axes: int) -> None:
+    """TypeError or ValueError unless coords is a real tensor (..., seq, n_axes)."""
+    if not isinstance(coords, torch.Tensor):
+        raise TypeError(f"coords must be a torch.Tensor, got {type(coords).__name__}")
+    if coords.is_complex() or coords.dtype == torch.bool:
+        raise TypeError(f"coords must be real (float or int), got dtype {coords.dtype}")
+    if coords.ndim < 2 or coords.shape[-1] != n_axes:
+        raise ValueError(f"coords must have shape (..., seq, n_axes) with n_axes={n_axes}, got {tuple(coords.shape)}")
+
+
+def axial_cos_sin(
+    coords: torch.Tensor,
+    axes_dims: Sequence[int],
+    thetas: Sequence[float],
+    scalings: Sequence[ScalingLike],
+    seq_lens: Sequence[int | None] | None = None,
+    gain: float = 1.0,
+) -> Table:
+    """The axial table of coords (..., seq, n_axes): cos, sin (..., seq, sum(axes_dims) // 2), float32,
+    on coords' device.
+
+    Axis a's d_a // 2 pairs (blocks in the order of axes_dims) rotate by coords[..., a] times
+    `rope_frequencies(axes_dims[a], thetas[a], scalings[a], seq_lens[a])`. Angles are formed in float64
+    and each axis's attention factor multiplies its block there; `gain` multiplies the float32 table
+    (the square root of a logit scale: q.k logits between tokens that both carry it grow by gain^2).
+
+    seq_lens: per-axis current length for "dynamic" scaling; None reads it from the coordinates
+    (max + 1), which syncs with the device.
+    """
+    n_axes = len(axes_dims)
+    check_coords(coords, n_axes)
+    if len(thetas) != n_axes or len(scalings) != n_axes:
+        raise ValueError(
+            f"need one theta and one scaling per axis ({n_axes} axes), got {len(thetas)} and {len(scalings)}"
+        )
+    _check_table_memory(coords.numel() // n_axes, sum(axes_dims) // 2, n_axes, coords.device, "coords")
+    if not torch.compiler.is_compiling() and coords.is_floating_point() and not torch.isfinite(coords).all():
+        raise ValueError("coords (positions) must be finite; found NaN or inf")
+    scalings = [as_rope_scaling(s, theta=t) for s, t in zip(scalings, thetas, strict=True)]
+    if seq_lens is None and any(s is not None and s.rope_type == "dynamic" for s in scalings):
+        # dynamic NTK depends on the current length: read it from the coordinates
+        longest = coords.detach().reshape(-1, n_axes).amax(dim=0) + 1
+        seq_lens = [int(n) for n in longest.tolist()]
+    seq_lens = (None,) * n_axes if seq_lens is None else seq_lens
+    per_axis = [rope_frequencies(*args) for args in zip(axes_dims, thetas, scalings, seq_lens, strict=True)]
+    # MPS has no float64: build there on the CPU, then move
+    device = torch.device("cpu") if coords.device.type == "mps" else coords.device
+    inv_freq = torch.cat([f for f, _ in per_axis]).to(device)  # (pairs,)
+    factors = torch.cat(
+        [torch.full((d // 2,), a, dtype=torch.float64) for d, (_, a) in zip(axes_dims, per_axis, strict=True)]
+    ).to(device)
+    pair_axis = torch.repeat_interleave(torch.arange(n_axes), torch.tensor(axes_dims) // 2).to(device)
+    # (..., seq, n_axes) -> (..., seq, pairs): each pair reads its own axis's coordinate
+    angles = coords.to(device=device, dtype=torch.float64).index_select(-1, pair_axis) * inv_freq
+    cos = (angles.cos() * factors).float().to(coords.device)
+    sin = (angles.sin() * factors).float().to(coords.device)
+    return (cos * gain, sin * gain) if gain != 1.0 else (cos, sin)
+
+
+def axis_cos_sin(
+    positions: torch.Tensor, dim: int, theta: float, scaling: ScalingLike = None, gain: float = 1.0
+) -> Table:
+    """The one-axis table of positions (n,): cos, sin (n, dim // 2), float32 on positions' device (see
+    `axial_cos_sin`, whose one-axis case it is)."""
+    if not isinstance(positions, torch.Tensor):
+        raise TypeError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
+    if positions.ndim != 1:
+        raise ValueError(f"positions must have shape (n,), got {tuple(positions.shape)}")
+    return axial_cos_sin(positions[:, None], (dim,), (theta,), (scaling,), gain=gain)
 
 
 class AxialRotaryEmbedding(nn.Module):
@@ -42,16 +113,17 @@ class AxialRotaryEmbedding(nn.Module):
         cache_size: number of tables kept (least recently used dropped first; 0 keeps none).
 
     forward(coords) with coords (..., seq, n_axes) returns cos, sin of shape
-    (..., seq, sum(axes_dims) // 2), axis blocks in the order of axes_dims. Tables are
-    cached per coords tensor (identity and version) and per grid in `for_grid`; every
-    key also holds theta, scaling and device. Callers must not modify tables in place.
+    (..., seq, sum(axes_dims) // 2) (`axial_cos_sin`), axis blocks in the order of axes_dims.
+    Tables are cached per coords tensor (`table_cache.tensor_key`: identity and version, or the
+    values of an inference tensor) and per grid in `for_grid`; every key also holds theta,
+    scaling and device. `cache_info()` counts them. Callers must not modify tables in place.
     """
 
     def __init__(
         self,
         axes_dims: Sequence[int],
         theta: float | Sequence[float] = 10000.0,
-        scaling=None,
+        scaling: ScalingLike | Sequence[ScalingLike] = None,
         head_dim: int | None = None,
         cache_size: int = 16,
     ):
@@ -63,8 +135,7 @@ class AxialRotaryEmbedding(nn.Module):
             raise ValueError(
                 f"axes_dims {self.axes_dims} sum to {self.rotary_dim} channels, more than head_dim={head_dim}"
             )
-        self._cache: OrderedDict = OrderedDict()
-        self.cache_size = cache_size
+        self._cache = TableCache(cache_size)
         self.set_frequencies(theta, scaling)
 
     @property
@@ -77,18 +148,19 @@ class AxialRotaryEmbedding(nn.Module):
 
     @property
     def cache_size(self) -> int:
-        return self._cache_size
+        """Tables kept (least recently used dropped first; 0 keeps none)."""
+        return self._cache.maxsize
 
     @cache_size.setter
     def cache_size(self, size: int) -> None:
-        if not is_int(size) or size < 0:
-            raise ValueError(f"cache_size must be a non-negative integer (tables kept), got {size!r}")
-        self._cache_size = size
-        while len(self._cache) > size:
-            self._cache.popitem(last=False)
+        self._cache.maxsize = size
+
+    def cache_info(self) -> CacheInfo:
+        """(hits, misses, maxsize, currsize) of the table cache, as `functools.lru_cache` counts them."""
+        return self._cache.info()
 
     def check_frequencies(
-        self, theta: float | Sequence[float] = 10000.0, scaling=None
+        self, theta: float | Sequence[float] = 10000.0, scaling: ScalingLike | Sequence[ScalingLike] = None
     ) -> tuple[tuple[float, ...], tuple[RopeScaling | None, ...]]:
         """The per-axis (thetas, scalings) that `set_frequencies(theta, scaling)` would set; raises
         (changing nothing) for anything `set_frequencies` would refuse."""
@@ -105,7 +177,9 @@ class AxialRotaryEmbedding(nn.Module):
             rope_frequencies(dim, t, s)  # fail now, not at the first forward (e.g. ntk with dim 2)
         return thetas, scalings
 
-    def set_frequencies(self, theta: float | Sequence[float] = 10000.0, scaling=None) -> None:
+    def set_frequencies(
+        self, theta: float | Sequence[float] = 10000.0, scaling: ScalingLike | Sequence[ScalingLike] = None
+    ) -> None:
         """Replaces the per-axis theta and scaling (weights are untouched; caches key on both).
 
         Atomic: everything is checked first, so a call that raises leaves the old settings.
@@ -126,13 +200,8 @@ class AxialRotaryEmbedding(nn.Module):
         seq_lens: per-axis current length for "dynamic" scaling; when None it is read
         from the coordinates (max + 1), which syncs with the device.
         """
-        self._check_coords(coords)
-        return self._cached(
-            ("coords", id(coords), coords._version, coords.device),
-            coords,
-            lambda: self._compute(coords, seq_lens),
-            seq_lens,
-        )
+        check_coords(coords, self.n_axes)
+        return self._cached(("coords",), lambda: self._compute(coords, seq_lens), seq_lens, anchor=coords)
 
     def for_grid(
         self,
@@ -153,63 +222,27 @@ class AxialRotaryEmbedding(nn.Module):
         device = torch.device(device or "cpu")
         _check_table_memory(math.prod(sizes), self.rotary_dim // 2, self.n_axes, device, f"for_grid{tuple(sizes)}")
         build = lambda: self._compute(grid_coords(*sizes, offset=offsets, scale=scales, device=device), None)  # noqa: E731
-        return self._cached(("grid", sizes, offsets, scales, device), None, build, None)
+        return self._cached(("grid", sizes, offsets, scales, device), build, None)
 
     def extra_repr(self) -> str:
         return f"axes_dims={self.axes_dims}, thetas={self.thetas}, scalings={self.scalings}"
 
     # -- internals -------------------------------------------------------------------------
 
-    def _check_coords(self, coords) -> None:
-        if not isinstance(coords, torch.Tensor):
-            raise TypeError(f"coords must be a torch.Tensor, got {type(coords).__name__}")
-        if coords.is_complex() or coords.dtype == torch.bool:
-            raise TypeError(f"coords must be real (float or int), got dtype {coords.dtype}")
-        if coords.ndim < 2 or coords.shape[-1] != self.n_axes:
-            raise ValueError(
-                f"coords must have shape (..., seq, n_axes) with n_axes={self.n_axes}, got {tuple(coords.shape)}"
-            )
-
-    def _cached(self, key_head: tuple, anchor, compute: Callable[[], Table], seq_lens) -> Table:
+    def _cached(self, head: tuple, compute: Callable[[], Table], seq_lens, anchor: torch.Tensor | None = None) -> Table:
+        """compute()'s table, cached under `head`, the `anchor` tensor's key and the frequencies'
+        settings; the anchor stays alive with the entry (its id cannot be reused meanwhile)."""
         # torch.compile traces straight through: the cache is Python state it must not see
         if torch.compiler.is_compiling():
             return compute()
+        if anchor is not None:
+            head = (*head, tensor_key(anchor), anchor.device)
         seq_lens = None if seq_lens is None else tuple(seq_lens)
-        key = (*key_head, self.axes_dims, self.thetas, self.scalings, seq_lens)
-        hit = self._cache.get(key)
-        # the anchor (the coords tensor) is kept alive in the entry, so its id cannot be reused
-        if hit is not None and hit[0] is anchor:
-            self._cache.move_to_end(key)
-            return hit[1]
-        table = compute()
-        self._cache[key] = (anchor, table)
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return table
+        key: Hashable = (*head, self.axes_dims, self.thetas, self.scalings, seq_lens)
+        return self._cache.get(key, compute, anchors=() if anchor is None else (anchor,))
 
     def _compute(self, coords: torch.Tensor, seq_lens) -> Table:
-        positions = coords.numel() // self.n_axes
-        _check_table_memory(positions, self.rotary_dim // 2, self.n_axes, coords.device, "coords")
-        if not torch.compiler.is_compiling() and coords.is_floating_point() and not torch.isfinite(coords).all():
-            raise ValueError("coords (positions) must be finite; found NaN or inf")
-        if seq_lens is None and any(s is not None and s.rope_type == "dynamic" for s in self.scalings):
-            # dynamic NTK depends on the current length: read it from the coordinates
-            longest = coords.detach().reshape(-1, self.n_axes).amax(dim=0) + 1
-            seq_lens = [int(n) for n in longest.tolist()]
-        # MPS has no float64: build there on the CPU, then move
-        device = torch.device("cpu") if coords.device.type == "mps" else coords.device
-        per_axis = self.axis_frequencies(seq_lens)
-        inv_freq = torch.cat([f for f, _ in per_axis]).to(device)  # (pairs,)
-        gain = torch.cat(
-            [torch.full((d // 2,), a, dtype=torch.float64) for d, (_, a) in zip(self.axes_dims, per_axis, strict=True)]
-        )
-        pair_axis = torch.repeat_interleave(torch.arange(self.n_axes), torch.tensor(self.axes_dims) // 2).to(device)
-        # (..., seq, n_axes) -> (..., seq, pairs): each pair reads its own axis's coordinate
-        angles = coords.to(device=device, dtype=torch.float64).index_select(-1, pair_axis) * inv_freq
-        gain = gain.to(device)
-        cos = (angles.cos() * gain).float().to(coords.device)
-        sin = (angles.sin() * gain).float().to(coords.device)
-        return cos, sin
+        return axial_cos_sin(coords, self.axes_dims, self.thetas, self.scalings, seq_lens)
 
 
 def _device_memory(device: torch.device) -> int | None:
@@ -264,7 +297,7 @@ class RotaryEmbedding(AxialRotaryEmbedding):
     cos, sin of shape (..., seq, dim // 2), float32, attention factor folded in.
     """
 
-    def __init__(self, dim: int, theta: float = 10000.0, scaling=None, cache_size: int = 16):
+    def __init__(self, dim: int, theta: float = 10000.0, scaling: ScalingLike = None, cache_size: int = 16):
         super().__init__((check_rotary_dim(dim),), theta=theta, scaling=scaling, cache_size=cache_size)
 
     def forward(self, positions: torch.Tensor, seq_len: int | None = None) -> Table:
@@ -277,11 +310,6 @@ class RotaryEmbedding(AxialRotaryEmbedding):
         if positions.ndim < 1:
             raise ValueError("positions must have shape (..., seq), got a scalar")
         coords = positions.unsqueeze(-1)
-        self._check_coords(coords)
+        check_coords(coords, self.n_axes)
         seq_lens = None if seq_len is None else (seq_len,)
-        return self._cached(
-            ("positions", id(positions), positions._version, positions.device),
-            positions,
-            lambda: self._compute(coords, seq_lens),
-            seq_lens,
-        )
+        return self._cached(("positions",), lambda: self._compute(coords, seq_lens), seq_lens, anchor=positions)

@@ -111,7 +111,7 @@ class RotaryUnderTest:
     thetas: tuple[float, ...] | None = None
     device: str | torch.device = "cpu"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not callable(self.rotate):
             raise TypeError(f"rotate must be callable as rotate(x, coords), got {type(self.rotate).__name__}")
         for field, value in (("n_axes", self.n_axes), ("dim", self.dim)):
@@ -530,7 +530,7 @@ def assert_rope_properties(
     checks: Sequence[str] | None = None,
     seed: int = 0,
     large: float = LARGE_COORDINATE,
-    **options,
+    **options: object,
 ) -> list[CheckResult]:
     """Runs the checks and raises AssertionError listing every failure (n/a does not fail).
 

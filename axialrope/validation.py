@@ -13,17 +13,17 @@ from __future__ import annotations
 from numbers import Real
 
 
-def is_int(value) -> bool:
+def is_int(value: object) -> bool:
     """True for a Python int that is not a bool."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_real(value) -> bool:
+def is_real(value: object) -> bool:
     """True for a real number (int, float, Fraction, numpy float ...) that is not a bool."""
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
-def positive_int(value, name: str) -> int:
+def positive_int(value: int, name: str) -> int:
     """`value` if it is an int > 0; TypeError for a non-int (or a bool), ValueError for one <= 0."""
     if not is_int(value):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")

@@ -23,13 +23,13 @@ from pathlib import Path
 
 from axialrope.extrapolation import EXTRAPOLATION_METHODS
 from axialrope.pipelines.cli.compare import labelled_panels, panel
+from axialrope.pipelines.dit.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 from axialrope.pipelines.sampling.diffusers_families import (
     call_kwargs,
     generate,
     is_video_pipeline,
     load_family_pipeline,
 )
-from axialrope.pipelines.sampling.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 
 
 def main() -> None:

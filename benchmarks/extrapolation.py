@@ -33,6 +33,9 @@ import torch.nn.functional as F
 from reporting import save_labelled_grid
 from samples_and_real import FLOOR_SEED, REAL_SEED, fastest_shift, generate, real_images, real_videos
 
+from axialrope.pipelines.dit.bundled import bundled_model_path
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.runs import load_run_pipeline
 from axialrope.pipelines.evaluation.cells import (
     Method,
     References,
@@ -41,9 +44,6 @@ from axialrope.pipelines.evaluation.cells import (
     measure_cell,
 )
 from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, video_swd
-from axialrope.pipelines.sampling.bundled import bundled_model_path
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.sampling.runs import load_run_pipeline
 
 VIDEO_METHOD_NAMES = (
     "none",

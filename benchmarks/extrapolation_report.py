@@ -24,8 +24,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from axialrope.extrapolation import split_name  # noqa: E402
+from axialrope.pipelines.dit.bundled import bundled_model_path  # noqa: E402
 from axialrope.pipelines.evaluation.intervals import Interval, best_of, seed_interval  # noqa: E402
-from axialrope.pipelines.sampling.bundled import bundled_model_path  # noqa: E402
 
 TRAINED_SIDE, TRAINED_VIDEO = 32, (8, 32, 32)
 HEADLINE = "swd_detail"  # the images' metric that ranks methods (see benchmarks/extrapolation.py)
@@ -232,16 +233,12 @@ def plot(results: Results, out: Path) -> None:
         scales = [scale_of(s) for s in sizes]
         figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
         colours = plt.cm.tab10.colors
-        bases = list(dict.fromkeys(method.removesuffix("+entropy") for m, method in results.rows(data) if m == "rope"))
+        bases = list(dict.fromkeys(split_name(method)[0] for m, method in results.rows(data) if m == "rope"))
         for axis, entropy in zip(axes, (False, True), strict=True):
-            rows = [
-                (m, method)
-                for m, method in results.rows(data)
-                if m != "real" and method.endswith("+entropy") == entropy
-            ]
+            rows = [(m, method) for m, method in results.rows(data) if m != "real" and split_name(method)[1] == entropy]
             for model, method in rows:
                 cells = [results.get(data, model, method, size) for size in sizes]
-                base = method.removesuffix("+entropy")  # one colour per method in both panels
+                base = split_name(method)[0]  # one colour per method in both panels
                 colour = "black" if model == "sincos" else colours[bases.index(base) % len(colours)]
                 axis.errorbar(
                     scales,
@@ -285,10 +282,11 @@ def band_means(results: Results, data: str, model: str, sizes: list[str], metric
 
 def make_band(upper: float | None, label: str, measured: str) -> dict:
     """A band of default_extrapolation for a table label such as "pi+entropy"."""
+    method, entropy = split_name(label)
     return {
         "up_to_scale": upper,
-        "method": label.removesuffix("+entropy"),
-        "entropy_scaling": label.endswith("+entropy"),
+        "method": method,
+        "entropy_scaling": entropy,
         "measured": f"{measured} (benchmarks/extrapolation.py)",
     }
 
@@ -399,7 +397,7 @@ def defaults(results: Results, out: Path, write: bool) -> dict[str, list[dict]]:
 
 def record_default(folder: Path, bands: list[dict]) -> None:
     """Writes `default_extrapolation` into a pipeline folder's model_index.json (checked by the pipeline)."""
-    from axialrope.pipelines.sampling.default_extrapolation import write_default_extrapolation
+    from axialrope.pipelines.dit.default_extrapolation import write_default_extrapolation
 
     print(f"recorded default_extrapolation in {write_default_extrapolation(folder, bands)}")
 

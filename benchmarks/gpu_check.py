@@ -220,7 +220,7 @@ def part_bandwidth() -> int:
 
 def part_sample(out: str) -> int:
     """The bundled image model at 64x64 (2x its trained size) in bfloat16 on CUDA, against float32 on CPU."""
-    from axialrope.pipelines.sampling.bundled import load_pipeline
+    from axialrope.pipelines.dit.bundled import load_pipeline
 
     def images(device: str):
         pipe = load_pipeline(None, device)

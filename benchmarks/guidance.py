@@ -20,9 +20,9 @@ import torch
 from reporting import save_labelled_grid, write_table
 from samples_and_real import FLOOR_SEED, REAL_SEED, Method, generate, real_images
 
+from axialrope.pipelines.dit.bundled import bundled_model_path
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.metrics import swd
-from axialrope.pipelines.sampling.bundled import bundled_model_path
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Turn the runs of benchmarks/train_bundled.sh into the bundled pipelines under pipelines/sampling/assets/.
+"""Turn the runs of benchmarks/train_bundled.sh into the bundled pipelines under pipelines/dit/assets/.
 
     .venv/bin/python benchmarks/package_bundled.py                # EMA weights (default)
     .venv/bin/python benchmarks/package_bundled.py --weights model # the raw weights instead
@@ -6,7 +6,7 @@
         --to outputs/candidate/pipelines                     # a candidate, beside the bundled ones
 
 Each run's model (model_ema/ or model/) becomes an AxialDiTPipeline (flow-matching scheduler, the run's
-class names, from its pipeline-config/) saved with safetensors to pipelines/sampling/assets/<run name>/
+class names, from its pipeline-config/) saved with safetensors to pipelines/dit/assets/<run name>/
 (or --to). A `default_extrapolation` already recorded there by benchmarks/extrapolation.py is kept.
 """
 
@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 
 from axialrope.models import DiT
-from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.bundled import BUNDLED_MODELS, assets_folder
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
 
 def main() -> None:

@@ -32,8 +32,8 @@ from tqdm import tqdm
 
 from axialrope.pipelines.data.render import render_images
 from axialrope.pipelines.data.scenes import SHAPE_KINDS, SceneConfig, sample_scenes
-from axialrope.pipelines.sampling.bundled import load_dit
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.bundled import load_dit
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
 SIZE = 32  # the classifier reads 32x32 images, the bundled models' trained size
 CLASSIFIER_SETTINGS = {"steps": 2000, "batch": 64, "lr": 2e-3, "seed": 0, "version": 1}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Train the bundled models (pipelines/sampling/assets/) with `axialrope train` on a 2-core CPU
+# Train the bundled models (pipelines/dit/assets/) with `axialrope train` on a 2-core CPU
 # machine: the two shapes image models at once (one thread each), then the two texture models at
 # once (one thread each), then the video model (two threads)
 # in two stages: from the image model's weights, inflated to video (axialrope.models.axial_dit.inflate),

@@ -25,8 +25,8 @@ import torch
 from axialrope.models import create_dit
 from axialrope.models.axial_dit.inflate import inflate_from_image
 from axialrope.pipelines.data.procedural import MovingShapesDataset, ShapesDataset
+from axialrope.pipelines.dit.bundled import load_dit
 from axialrope.pipelines.objectives import make_objective, training_loss
-from axialrope.pipelines.sampling.bundled import load_dit
 from axialrope.pipelines.training.config import TrainConfig
 from axialrope.pipelines.training.loop import train
 

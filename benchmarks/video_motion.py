@@ -24,9 +24,9 @@ from reporting import save_labelled_grid, write_table
 from samples_and_real import FLOOR_SEED, REAL_SEED, Method, fastest_shift, generate, real_videos
 
 from axialrope.pipelines.data.scenes import SHAPE_KINDS
+from axialrope.pipelines.dit.bundled import load_dit
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.metrics import shape_persistence, video_swd
-from axialrope.pipelines.sampling.bundled import load_dit
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 LAGS = (1, 3, 7)
 

@@ -7,8 +7,9 @@
 
 `axial_dit/` holds the DiT (model, blocks, input layers, position encodings, sizes, inflation),
 `integrations/` what plugs axialrope into diffusers' own transformers (`apply_extrapolation` gives
-Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX and LTX-Video every extrapolation method), `text_lm.py`
-the text LM.
+every family of `integrations.registry.FAMILIES` the extrapolation methods: Flux, Qwen-Image, Wan,
+HunyuanVideo, CogVideoX, LTX-Video and their kin; `docs/diffusers.md` lists them), `text_lm.py` the
+text LM.
 """
 
 from .axial_dit.blocks import Attention, DiTBlock, FinalLayer

@@ -8,13 +8,23 @@
     train(TrainConfig(data="shapes", output_dir="outputs/run", max_steps=200))
     pipe = load_run_pipeline("outputs/run")            # a run, one of its checkpoints, its model_ema/
 
+    from axialrope.pipelines import calibrate
+    calibrate(pipe, "photos/", scales=[1.5, 2])         # its default extrapolation, measured on your images
+
 The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
-text), `training/` (config, loop, checkpoints, outputs), `sampling/` (the pipeline, output
-writers, bundled models), `evaluation/` (metrics), `checks/` (peers for the factorization
-checks) and `cli/` (the `axialrope` command). The names below load on first use, so that
-`import axialrope.pipelines` (and `axialrope check`) does not pay for diffusers and accelerate.
+text), `dit/` (the DiT's diffusers pipeline, its schedulers and default extrapolation, the model,
+pipeline and run folders it loads, the bundled models), `training/` (config, loop, checkpoints,
+outputs), `sampling/` (output writers, diffusers' own pipelines), `evaluation/` (metrics,
+calibration), `checks/` (peers for the factorization checks) and `cli/` (the `axialrope` command).
+`data/` imports none of the others and `dit/` only training's checkpoint reader (`dit/runs.py` loads a
+run as a model); training and calibration call each other (a run may calibrate at its end, and a
+calibration reads its run's config); `sampling/` and `cli/` sit on top.
+Below them all: `limits` (what an input
+may hold), `memory` (what fits), `paths` (checked, atomic writes) and `objectives`. The names below
+load on first use, so that `import axialrope.pipelines` (and `axialrope check`) does not pay for
+diffusers and accelerate.
 Importing `AxialDiTPipeline` registers it with diffusers, so that `DiffusionPipeline.from_pretrained`
-finds it as well (`sampling/registration.py`).
+finds it as well (`dit/registration.py`).
 """
 
 from __future__ import annotations
@@ -23,13 +33,13 @@ import importlib
 
 # public name -> module under axialrope.pipelines that defines it
 _EXPORTS: dict[str, str] = {
-    "AxialDiTPipeline": "sampling.pipeline",
-    "AxialDiTPipelineOutput": "sampling.pipeline",
-    "BUNDLED_MODELS": "sampling.bundled",
-    "bundled_model_path": "sampling.bundled",
-    "load_dit": "sampling.bundled",
-    "load_pipeline": "sampling.bundled",
-    "load_run_pipeline": "sampling.runs",
+    "AxialDiTPipeline": "dit.pipeline",
+    "AxialDiTPipelineOutput": "dit.pipeline",
+    "BUNDLED_MODELS": "dit.bundled",
+    "bundled_model_path": "dit.bundled",
+    "load_dit": "dit.bundled",
+    "load_pipeline": "dit.bundled",
+    "load_run_pipeline": "dit.runs",
     "TrainConfig": "training.config",
     "TrainResult": "training.loop",
     "train": "training.loop",
@@ -45,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "ImageFolderDataset": "data.folders",
     "VideoFolderDataset": "data.folders",
     "SyntheticLanguage": "data.text",
+    "calibrate": "evaluation.calibrate",
     "swd": "evaluation.metrics",
     "video_swd": "evaluation.metrics",
     "shape_persistence": "evaluation.metrics",

@@ -66,7 +66,7 @@ class FileLock:
         folder.mkdir(parents=True, exist_ok=True)
         try:
             try:
-                import fcntl
+                import fcntl  # POSIX: absent on Windows
             except ImportError:  # no flock (Windows): an exclusive file whose holder must still run
                 self._take_exclusive_file()
             else:

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from diffusers import DDPMScheduler, FlowMatchEulerDiscreteScheduler
 
-from axialrope.validation import is_real
+from .limits import check_guidance_scale
 
 NUM_TRAIN_TIMESTEPS = 1000
 
@@ -157,21 +157,6 @@ def training_loss(
     batch = objective.noise(x0, noise, generator)
     prediction = model(batch.noisy, batch.timesteps, class_labels=class_labels).sample
     return F.mse_loss(prediction.float(), batch.target.float())
-
-
-# Classifier-free guidance far beyond any useful scale (the bundled models are best near 2, benchmarks/guidance.py)
-# only saturates the image, and huge scales overflow float32 into NaN: refused above this.
-MAX_GUIDANCE_SCALE = 100.0
-
-
-def check_guidance_scale(guidance_scale: float) -> None:
-    """ValueError unless `guidance_scale` is a real number in [0, MAX_GUIDANCE_SCALE] (1: no guidance; below 1
-    pushes towards the unconditional prediction)."""
-    if not (is_real(guidance_scale) and math.isfinite(guidance_scale) and 0 <= guidance_scale <= MAX_GUIDANCE_SCALE):
-        raise ValueError(
-            f"guidance_scale must be a finite number in [0, {MAX_GUIDANCE_SCALE:g}] (1: no guidance), "
-            f"got {guidance_scale!r}"
-        )
 
 
 def scheduler_step_kwargs(scheduler, generator: torch.Generator | None) -> dict:

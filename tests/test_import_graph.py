@@ -149,12 +149,12 @@ def a_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
 def test_the_graph_reads_every_kind_of_import():
     graph = import_graph()
     # an import inside a function, a relative one, a benchmark script's bare one
-    assert "axialrope.pipelines.training.checkpoints" in graph["axialrope.pipelines.sampling.runs"]
-    assert "axialrope.pipelines.sampling.schedulers" in graph["axialrope.pipelines.sampling.pipeline"]
+    assert "axialrope.pipelines.training.checkpoints" in graph["axialrope.pipelines.dit.runs"]
+    assert "axialrope.pipelines.dit.schedulers" in graph["axialrope.pipelines.dit.pipeline"]
     assert "benchmarks.reporting" in graph["benchmarks.extrapolation"]
     assert "axialrope.extrapolation" in graph["axialrope"]
     # lazy imports through tables of names
-    assert "axialrope.pipelines.sampling.runs" in graph["axialrope.pipelines"]
+    assert "axialrope.pipelines.dit.runs" in graph["axialrope.pipelines"]
     assert "axialrope.pipelines.cli.sample" in graph["axialrope.pipelines.cli"]
 
 

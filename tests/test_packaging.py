@@ -25,7 +25,7 @@ def test_wheel_maps_models_and_pipelines_inside_axialrope(tmp_path):
     assert top_level == {"axialrope"}
     # the bundled models travel as package data, so a non-editable install can sample
     for model in ("shapes-rope", "shapes-sincos", "moving-shapes-rope"):
-        folder = f"axialrope/pipelines/sampling/assets/{model}"
+        folder = f"axialrope/pipelines/dit/assets/{model}"
         for part in (
             "model_index.json",
             "scheduler/scheduler_config.json",
@@ -72,7 +72,7 @@ def test_each_package_lists_at_most_twelve_modules_at_its_top_level():
 
 def test_the_bundled_assets_stay_small_enough_to_ship():
     """The package carries the bundled models only; the photographs models (benchmarks) stay in outputs/."""
-    assets = REPO / "pipelines" / "sampling" / "assets"
+    assets = REPO / "pipelines" / "dit" / "assets"
     total = sum(path.stat().st_size for path in assets.rglob("*") if path.is_file())
     assert 0 < total < 30 * 2**20
     assert not any(path.name.startswith("photos") for path in assets.iterdir())

@@ -11,7 +11,7 @@ The few-ops kernel's plans are kept by the signature of a checked call (`rotatio
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -39,7 +39,7 @@ def current() -> str:
 
 
 @contextlib.contextmanager
-def rotary_backend(name: str):
+def rotary_backend(name: str) -> Iterator[None]:
     """Forces one kernel inside the block, for apply_rotary* and rms_norm_rotary_qk: "auto" (the
     default choice), "eager", "compiled", "triton" (CUDA tensors only), "composite" (the plain
     formula) or "few_ops" (out of place; in place runs "eager" then).
@@ -71,7 +71,7 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
 
 
 def choose(
-    xs,
+    xs: Sequence[torch.Tensor],
     cos: torch.Tensor,
     sin: torch.Tensor,
     layout: str,
@@ -131,7 +131,9 @@ def remember(key: tuple | None, plan: Callable) -> None:
     _PLANS[key] = plan
 
 
-def rotation_signature(x, cos, sin, layout: str, k=None) -> tuple | None:
+def rotation_signature(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, k: torch.Tensor | None = None
+) -> tuple | None:
     """What the checks, the choice and the few-ops plan of `apply_rotary(x, ...)` (with k:
     `apply_rotary_qk(x, k, ...)`) depend on: shapes, dtypes, devices and requires_grad of the
     tensors, the layout and the forced backend. None for non-tensors (the checks say which) and
@@ -162,7 +164,17 @@ def rotation_signature(x, cos, sin, layout: str, k=None) -> tuple | None:
         return None
 
 
-def norm_rotation_signature(q, k, cos, sin, q_weight, k_weight, eps, layout: str, across_heads) -> tuple | None:
+def norm_rotation_signature(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    q_weight: torch.Tensor | None,
+    k_weight: torch.Tensor | None,
+    eps: float,
+    layout: str,
+    across_heads: bool,
+) -> tuple | None:
     """`rotation_signature` of `rms_norm_rotary_qk`: also the weights, eps and across_heads; None
     also for an eps that is not a float and an across_heads that is not a bool."""
     if (

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -58,7 +58,7 @@ def pays_off(spec: tuple, numel: int) -> bool:
 
 
 @contextlib.contextmanager
-def warm_up():
+def warm_up() -> Iterator[None]:
     """Inside the block, auto compiles each spec the first time it sees it (the budget is skipped).
 
     with axialrope.kernels.compiling.warm_up():
@@ -85,7 +85,7 @@ def reset() -> None:
     _compile_works = True
 
 
-def run(spec: tuple, formula: Callable, *args):
+def run(spec: tuple, formula: Callable, *args: object) -> tuple[torch.Tensor, ...] | None:
     """formula(*args) compiled for spec, run without grad on detached tensors; None if compiling failed.
 
     The first call of each spec compiles (seconds); later calls of any size reuse the kernel.

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 import torch
@@ -43,7 +44,7 @@ def compute_dtype(x: torch.Tensor, cos: torch.Tensor) -> torch.dtype:
     return torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
 
 
-def split_pairs(t: torch.Tensor, pairs: int, layout: str):
+def split_pairs(t: torch.Tensor, pairs: int, layout: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(..., dim) -> (first, second, rest): the members of the first `pairs` pairs as views
     (..., pairs) each, and the channels past them (..., dim - 2 * pairs), or None if there are none."""
     first, second = pair_views(t[..., : 2 * pairs], layout)
@@ -152,7 +153,11 @@ def _plan_one(x: torch.Tensor, cos: torch.Tensor, layout: str, inverse: bool):
     return table, rotate
 
 
-def plan_few_ops(xs, cos: torch.Tensor, layout: str, inverse: bool = False):
+# a planned rotation: run(xs, cos, sin) -> the rotated xs
+Rotation = Callable[[Sequence[torch.Tensor], torch.Tensor, torch.Tensor], tuple[torch.Tensor, ...]]
+
+
+def plan_few_ops(xs: Sequence[torch.Tensor], cos: torch.Tensor, layout: str, inverse: bool = False) -> Rotation:
     """`run(xs, cos, sin) -> rotated xs` for tensors shaped, typed and placed like these xs and cos.
 
     Everything that depends only on shapes, dtypes and devices is settled here, so a caller that
@@ -194,7 +199,9 @@ def _separately(plans):
     return run
 
 
-def rotate_few_ops(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False) -> tuple:
+def rotate_few_ops(
+    xs: Sequence[torch.Tensor], cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False
+) -> tuple[torch.Tensor, ...]:
     """Rotates each x of xs (..., dim) by cos, sin (..., pairs) in a few plain torch ops (see
     `plan_few_ops`), for tiny inputs where each op's dispatch costs more than its arithmetic."""
     return plan_few_ops(xs, cos, layout, inverse)(xs, cos, sin)
@@ -320,12 +327,14 @@ def _spec(xs, cos: torch.Tensor, layout: str, orders) -> tuple:
     return ("rotate", layout, cos.dtype, cos.ndim, xs[0].device.type, per_x)
 
 
-def compiled_spec(xs, cos: torch.Tensor, layout: str) -> tuple:
+def compiled_spec(xs: Sequence[torch.Tensor], cos: torch.Tensor, layout: str) -> tuple:
     """The spec `rotate_compiled` runs xs under (its compile budget is kept per spec)."""
     return _spec(xs, cos, layout, [memory_order(x) for x in xs])
 
 
-def rotate_compiled(xs, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
+def rotate_compiled(
+    xs: Sequence[torch.Tensor], cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False
+) -> tuple[torch.Tensor, ...] | None:
     """rotate_composite of every x in xs in one compiled call; a tuple, or None if compiling failed.
 
     Each x is rotated in its own memory order: a permuted x (q seen as (batch, heads, seq, dim)
@@ -373,7 +382,9 @@ def inverse_permutation(order: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(inverse)
 
 
-def rotate_compiled_(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False):
+def rotate_compiled_(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, inverse: bool = False
+) -> torch.Tensor:
     """In place through the compiled kernel: piece by piece into a piece-sized buffer, copied back.
 
     Two passes over x, against five for the eager in-place half layout; a piece that the

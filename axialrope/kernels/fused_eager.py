@@ -25,7 +25,10 @@ xhat = x * rstd:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
+from torch import Tensor
 
 from . import compiling
 from .eager import (
@@ -86,7 +89,9 @@ def _norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: boo
     return rotate_composite(normed, cos, sin, layout, out_dtype=x.dtype), sum_of_squares
 
 
-def norm_rotate_composite(x, cos, sin, weight, eps: float, layout: str, across_heads: bool = False):
+def norm_rotate_composite(
+    x: Tensor, cos: Tensor, sin: Tensor, weight: Tensor | None, eps: float, layout: str, across_heads: bool = False
+) -> tuple[Tensor, Tensor]:
     """(y, rstd): y like x (rounded once to x's dtype), rstd (..., 1) or (..., 1, 1) in the compute dtype.
 
     x (..., head_dim) or, across heads, (..., heads, head_dim); cos, sin (..., pairs) broadcast
@@ -96,7 +101,16 @@ def norm_rotate_composite(x, cos, sin, weight, eps: float, layout: str, across_h
     return y, rstd_from_sum_of_squares(sum_of_squares, _row_size(x, across_heads), eps)
 
 
-def norm_rotate_backward_composite(grad, x, rstd, cos, sin, weight, layout: str, across_heads: bool = False):
+def norm_rotate_backward_composite(
+    grad: Tensor,
+    x: Tensor,
+    rstd: Tensor,
+    cos: Tensor,
+    sin: Tensor,
+    weight: Tensor | None,
+    layout: str,
+    across_heads: bool = False,
+) -> tuple[Tensor, Tensor | None]:
     """(dx, dw) of y = norm_rotate(x) for the output gradient grad (shaped like x); dw None without weight.
 
     For half pairs it is written member by member of each pair (first, second, the unrotated
@@ -156,7 +170,9 @@ def _rstd(x: torch.Tensor, dtype: torch.dtype, eps: float, across_heads: bool) -
     return rstd_from_sum_of_squares(norm.square_(), _row_size(x, across_heads), eps)
 
 
-def norm_rotate_eager(x, cos, sin, weight, eps: float, layout: str, across_heads: bool = False):
+def norm_rotate_eager(
+    x: Tensor, cos: Tensor, sin: Tensor, weight: Tensor | None, eps: float, layout: str, across_heads: bool = False
+) -> tuple[Tensor, Tensor]:
     """norm_rotate_composite's (y, rstd) in eager ops: rstd, one normalised float32 temporary, its rotation."""
     dtype = compute_dtype(x, cos)
     rstd = _rstd(x, dtype, eps, across_heads)
@@ -168,7 +184,16 @@ def norm_rotate_eager(x, cos, sin, weight, eps: float, layout: str, across_heads
     return out, rstd
 
 
-def norm_rotate_backward_eager(grad, x, rstd, cos, sin, weight, layout: str, across_heads: bool = False):
+def norm_rotate_backward_eager(
+    grad: Tensor,
+    x: Tensor,
+    rstd: Tensor,
+    cos: Tensor,
+    sin: Tensor,
+    weight: Tensor | None,
+    layout: str,
+    across_heads: bool = False,
+) -> tuple[Tensor, Tensor | None]:
     """norm_rotate_backward_composite's (dx, dw) in eager ops."""
     dtype = rstd.dtype
     g = torch.empty(grad.shape, dtype=dtype, device=grad.device)
@@ -211,7 +236,14 @@ def _order(x: torch.Tensor, across_heads: bool):
     return memory_order(x, keep=2 if across_heads else 1)
 
 
-def compiled_spec(xs, weights, cos, layout: str, across_heads: bool, kind: str = "forward") -> tuple:
+def compiled_spec(
+    xs: Sequence[Tensor],
+    weights: Sequence[Tensor | None],
+    cos: Tensor,
+    layout: str,
+    across_heads: bool,
+    kind: str = "forward",
+) -> tuple:
     """The spec a compiled kind ("forward", "training forward" (with rstd) or "backward") of xs runs
     under; its compile budget is kept per spec."""
     per_x = tuple(
@@ -228,8 +260,15 @@ def compiled_spec(xs, weights, cos, layout: str, across_heads: bool, kind: str =
 
 
 def norm_rotate_compiled(
-    xs, weights, cos, sin, eps: float, layout: str, across_heads: bool = False, need_rstd: bool = True
-):
+    xs: Sequence[Tensor],
+    weights: Sequence[Tensor | None],
+    cos: Tensor,
+    sin: Tensor,
+    eps: float,
+    layout: str,
+    across_heads: bool = False,
+    need_rstd: bool = True,
+) -> list[tuple[Tensor, Tensor | None]] | None:
     """[(y, rstd) for each x] from one compiled call, each x in its memory order (rstd None unless
     need_rstd); None if compiling failed."""
     args, orders, tables = [], [], TablesInOrder(cos, sin)
@@ -253,7 +292,16 @@ def norm_rotate_compiled(
     return results
 
 
-def norm_rotate_backward_compiled(grads, xs, rstds, weights, cos, sin, layout: str, across_heads: bool = False):
+def norm_rotate_backward_compiled(
+    grads: Sequence[Tensor],
+    xs: Sequence[Tensor],
+    rstds: Sequence[Tensor],
+    weights: Sequence[Tensor | None],
+    cos: Tensor,
+    sin: Tensor,
+    layout: str,
+    across_heads: bool = False,
+) -> list[tuple[Tensor, Tensor | None]] | None:
     """[(dx, dw) for each x] from one compiled call, in each x's memory order; None if compiling failed.
 
     Each permuted x gets table views of its own: shared ones let inductor merge the backward loops

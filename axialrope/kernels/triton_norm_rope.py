@@ -20,6 +20,7 @@ indexing that way without a GPU).
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 from . import triton_rope
 from .triton_rope import pad_leading
@@ -298,7 +299,16 @@ def _blocks(x: torch.Tensor, pairs: int, across_heads: bool, budget: int) -> dic
     )
 
 
-def norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool = False, need_rstd: bool = True):
+def norm_rotate(
+    x: Tensor,
+    cos: Tensor,
+    sin: Tensor,
+    weight: Tensor | None,
+    eps: float,
+    layout: str,
+    across_heads: bool = False,
+    need_rstd: bool = True,
+) -> tuple[Tensor, Tensor | None]:
     """(y, rstd) as `fused_eager.norm_rotate_composite` gives them; rstd None unless need_rstd.
 
     x (..., head_dim), or (..., heads, head_dim) across heads; cos, sin (..., pairs) broadcast
@@ -354,7 +364,16 @@ def norm_rotate(x, cos, sin, weight, eps: float, layout: str, across_heads: bool
     return out, (rstd if need_rstd else None)
 
 
-def norm_rotate_backward(grad, x, rstd, cos, sin, weight, layout: str, across_heads: bool = False):
+def norm_rotate_backward(
+    grad: Tensor,
+    x: Tensor,
+    rstd: Tensor,
+    cos: Tensor,
+    sin: Tensor,
+    weight: Tensor | None,
+    layout: str,
+    across_heads: bool = False,
+) -> tuple[Tensor, Tensor | None]:
     """(dx, dw) as `fused_eager.norm_rotate_backward_composite` gives them (dw None without weight)."""
     if triton is None:
         raise RuntimeError("triton is not installed")

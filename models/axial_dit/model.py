@@ -14,6 +14,7 @@ from torch import nn
 
 from axialrope.validation import is_int, is_real, positive_int
 
+from ..call_plan import current
 from .blocks import DiTBlock, FinalLayer
 from .input_layers import LabelEmbedder, Patchify, TimestepEmbedder
 from .position_encoding import GridRope, RopeConfig, sincos_pos_embed, split_axes
@@ -53,7 +54,8 @@ class DiT(ModelMixin, ConfigMixin):
         frame_noise_correlation: video only, the noise prior it was trained with (`objectives.draw_noise`).
 
     forward(hidden_states, timestep, class_labels=None, encoder_hidden_states=None, return_dict=True) ->
-    `DiTOutput`. `model.rope_config` (a `RopeConfig`) holds what sampling may change without touching weights.
+    `DiTOutput`. `model.rope_config` (a `RopeConfig`) holds what sampling may change without touching weights;
+    an extrapolation method plans it per forward (`extrapolation.DiTExtrapolation`).
     """
 
     _supports_gradient_checkpointing = True
@@ -161,7 +163,15 @@ class DiT(ModelMixin, ConfigMixin):
 
     @property
     def rope_config(self) -> RopeConfig:
-        """The swappable RoPE settings; a sin-cos model keeps only attention_scale from it."""
+        """The RoPE settings of the forward under way: those its call plan derived (an extrapolation method
+        planned for the call's grid and time, `extrapolation.DiTExtrapolation`), else the model's own
+        (`own_rope_config`), which assigning `rope_config` replaces. A sin-cos model keeps only
+        attention_scale from it."""
+        return current(self, self.own_rope_config)
+
+    @property
+    def own_rope_config(self) -> RopeConfig:
+        """The model's own RoPE settings, whatever call is under way (what assigning `rope_config` sets)."""
         return self._sincos_config if self.rope is None else self.rope.config
 
     @rope_config.setter
@@ -200,6 +210,7 @@ class DiT(ModelMixin, ConfigMixin):
             `DiTOutput` whose sample is (b, out_channels, ...) with the input's spatial shape.
         """
         self._check_input(hidden_states)
+        config = self.rope_config  # this call's: read once, used by every block
         batch, device = hidden_states.shape[0], hidden_states.device
         x, grid = self.patchify(hidden_states)  # (b, seq, dim), grid (t, h, w) or (h, w)
         if self.rope is None:
@@ -217,8 +228,8 @@ class DiT(ModelMixin, ConfigMixin):
             text = self.text_embedder(self._check_text(encoder_hidden_states, batch))  # (b, n_text, dim)
             num_text = text.shape[1]
             x, packed = pack([text, x], "b * d")  # text first: (b, n_text + seq, dim)
-        rope = None if self.rope is None else self.rope.table(grid, num_text, device)
-        attention_scale = self.rope_config.attention_scale
+        rope = None if self.rope is None else self.rope.table(grid, num_text, device, config)
+        attention_scale = config.attention_scale
 
         for block in self.blocks:
             if torch.is_grad_enabled() and self.gradient_checkpointing:
@@ -232,6 +243,12 @@ class DiT(ModelMixin, ConfigMixin):
         return DiTOutput(sample=sample) if return_dict else (sample,)
 
     # -- input checks ----------------------------------------------------------------------
+
+    def token_grid(self, hidden_states: torch.Tensor) -> tuple[int, ...]:
+        """The token grid of an input (b, c, h, w) or (b, c, t, h, w): (h, w) or (t, h, w) divided by the
+        patch; the input is checked as `forward` checks it."""
+        self._check_input(hidden_states)
+        return tuple(s // p for s, p in zip(hidden_states.shape[2:], self.patchify.patch, strict=True))
 
     def _check_input(self, hidden_states) -> None:
         if not isinstance(hidden_states, torch.Tensor):

@@ -2,9 +2,10 @@
 
 `RopeConfig` holds everything about RoPE that sampling may change without touching
 weights: per-axis theta and scaling, the attention entropy factor on the logits, and
-the offset and spacing of the token grid. It is frozen and hashable; a pipeline swaps
-it (`model.rope_config = replace(model.rope_config, scaling=...)`) instead of editing it,
-so every table cache can key on its values.
+the offset and spacing of the token grid. It is frozen and hashable; a user swaps it
+(`model.rope_config = replace(model.rope_config, scaling=...)`) instead of editing it, and
+an extrapolation method hands each forward its own (`extrapolation.py`), so every table
+cache can key on its values.
 
 `sincos_pos_embed` is the absolute baseline: per-axis 1D sin-cos embeddings, with the
 grid squeezed onto the trained grid the way diffusers' `PatchEmbed` interpolates.
@@ -104,7 +105,10 @@ class GridRope(nn.Module):
     Assigning `grid_rope.config = new_config` re-derives the per-axis frequencies (a few
     dozen float64 numbers) and leaves weights alone; the tables of `table` are cached by
     `AxialRotaryEmbedding.for_grid`, whose key holds theta, scaling, offset, spacing and device.
+    `table(..., config=...)` uses another config for one call without assigning it.
     """
+
+    _CALL_EMBEDDINGS = 8  # frequency sets kept for configs passed to `table` (a timestep-dependent method: one a step)
 
     def __init__(self, axes_dims: Sequence[int], config: RopeConfig | None = None, head_dim: int | None = None):
         super().__init__()
@@ -112,6 +116,7 @@ class GridRope(nn.Module):
         self.embedding = AxialRotaryEmbedding(axes_dims, theta=config.theta, scaling=config.scaling, head_dim=head_dim)
         self._config = None
         self.config = config
+        self._call_embeddings: dict = {}  # (theta, scaling) -> AxialRotaryEmbedding, for `table(config=...)`
 
     @property
     def n_axes(self) -> int:
@@ -133,9 +138,14 @@ class GridRope(nn.Module):
         self._config = config
 
     def table(
-        self, grid: Sequence[int], num_text_tokens: int = 0, device: torch.device | str | None = None
+        self,
+        grid: Sequence[int],
+        num_text_tokens: int = 0,
+        device: torch.device | str | None = None,
+        config: RopeConfig | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(cos, sin), each (num_text_tokens + prod(grid), rotary_dim // 2) float32.
+        """(cos, sin), each (num_text_tokens + prod(grid), rotary_dim // 2) float32, under `config`
+        (default: the module's own; another one is checked as assigning it would be, and leaves `config` be).
 
         Grid cell i on axis a sits at offset[a] + scale[a] * i. Text tokens come first and
         form a 1D run along the first axis that ends where the grid starts: the coordinates
@@ -143,8 +153,9 @@ class GridRope(nn.Module):
         all moved by the offset, so that shifting the grid shifts the text with it. The
         text part is a second (n, 1, ...) grid, so both parts are cached by value.
         """
-        config = self.config
-        cos, sin = self.embedding.for_grid(*grid, offset=config.offset, scale=config.scale, device=device)
+        config = self.config if config is None else config
+        embedding = self._embedding_for(config)
+        cos, sin = embedding.for_grid(*grid, offset=config.offset, scale=config.scale, device=device)
         if num_text_tokens == 0:
             return cos, sin
         offsets = per_axis_values(config.offset, self.n_axes, "offset", 0.0)
@@ -152,8 +163,28 @@ class GridRope(nn.Module):
         first_axis_min = offsets[0] + min(0.0, first_scale * (grid[0] - 1))
         text_offset = (first_axis_min - num_text_tokens, *offsets[1:])
         ones = (1,) * (self.n_axes - 1)
-        text_cos, text_sin = self.embedding.for_grid(num_text_tokens, *ones, offset=text_offset, device=device)
+        text_cos, text_sin = embedding.for_grid(num_text_tokens, *ones, offset=text_offset, device=device)
         return torch.cat((text_cos, cos)), torch.cat((text_sin, sin))
+
+    def _embedding_for(self, config: RopeConfig) -> AxialRotaryEmbedding:
+        """The frequencies of `config`: the module's own where theta and scaling are its config's, else a
+        set of their own, built as assigning `config` would set them (so the same tables, to the bit), and
+        kept for the next call with the same theta and scaling. Nothing of the module's own changes."""
+        own = self._config
+        if config is own:
+            return self.embedding
+        if not isinstance(config, RopeConfig):
+            raise TypeError(f"rope config must be a RopeConfig, got {type(config).__name__}")
+        if config.theta == own.theta and config.scaling == own.scaling:
+            return self.embedding
+        key = (config.theta, config.scaling)
+        embedding = self._call_embeddings.get(key)
+        if embedding is None:  # checks theta and scaling per axis as `set_frequencies` does
+            embedding = AxialRotaryEmbedding(self.embedding.axes_dims, theta=config.theta, scaling=config.scaling)
+            if len(self._call_embeddings) >= self._CALL_EMBEDDINGS:
+                self._call_embeddings = {}
+            self._call_embeddings[key] = embedding
+        return embedding
 
     def extra_repr(self) -> str:
         return f"config={self.config}"

@@ -7,11 +7,12 @@
     handle.remove()                                           # the models are exactly as before
 
 The family comes from the model's class (`registry.py`); its rope module is replaced by one of
-its rope kind (`rope_kinds/`) returning the family's own table format. At or inside the trained
+its rope kind (`ropes/`) returning the family's own table format. At or inside the trained
 grid the family's own module computes the table (bit-identical outputs); beyond it each axis gets
 the method with s_a = max(1, L_a / L_a_train). A pipeline's every transformer and ControlNet gets
-it. Each model's forward pre-hook pushes the call's own state (its `timestep`, the whole inputs
-the rope needs, before context-parallel hooks shard them); its forward hook pops it.
+it. Each model carries a call plan (`models/call_plan.py`, as the project's DiT does when sampled):
+its forward pre-hook derives the call's own state (its `timestep`, the whole inputs the rope needs,
+before context-parallel hooks shard them) for the replacement rope, and its forward hook drops it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from torch import nn
 from axialrope import Extrapolation
 from axialrope.validation import is_int
 
+from ..call_plan import AttachedPlan, CallPlan, StepTime, argument, attach, forward_parameters
 from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
-from .rope_kinds.base import CallState, ExtrapolatedRope, RopeSetup, StepTime, argument, pop_call, push_call
+from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
@@ -41,7 +43,8 @@ class ModelPatch:
     Attributes:
         transformer: the model; family: its `Family`; extrapolation: the method (riflex's k filled in);
         trained_grid: per temporal/spatial axis; rope: the replacement rope module; time: the
-        latest forward's timestep, used when the rope is called on its own.
+        latest forward's timestep, used when the rope is called on its own; calls: the model's call
+        plan (`RopeCallPlan`), which hands the rope each forward's own state.
     """
 
     def __init__(
@@ -52,10 +55,10 @@ class ModelPatch:
         trained_grid: tuple[int, ...],
         rope: ExtrapolatedRope,
         original: nn.Module | None,
-        hooks: list,
+        calls: AttachedPlan,
     ):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
-        self.trained_grid, self.rope, self.original, self.hooks = trained_grid, rope, original, hooks
+        self.trained_grid, self.rope, self.original, self.calls = trained_grid, rope, original, calls
 
     @property
     def time(self) -> StepTime:
@@ -83,10 +86,9 @@ class ModelPatch:
                 )
 
     def remove(self) -> None:
-        """Restores the family's own rope module and removes the hooks."""
+        """Restores the family's own rope module and removes the call plan (its hooks)."""
         self.check_removable()
-        for hook in self.hooks:
-            hook.remove()
+        self.calls.remove()
         if self.family.rope_attr is not None:
             _set_rope(self.transformer, self.family.rope_attr, self.original)
         del vars(self.transformer)[HANDLE_ATTRIBUTE]
@@ -227,8 +229,6 @@ def _as_extrapolation(method, options: dict) -> Extrapolation:
     if unknown:
         known = sorted(fields | {"cache_size"} | {o for f in FAMILIES for o in f.options()})
         raise TypeError(f"unknown option {unknown[0]!r}; options are {known}")
-    if isinstance(method, Extrapolation):
-        return dataclasses.replace(method, **options) if options else method
     return Extrapolation.from_name(method, **options)  # "yarn+entropy" as the CLI; unknown names: ValueError
 
 
@@ -326,11 +326,8 @@ def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: Ext
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
         _set_rope(model, family.rope_attr, rope)
-    hooks = [
-        model.register_forward_pre_hook(_before_forward, with_kwargs=True),
-        model.register_forward_hook(_after_forward, with_kwargs=True, always_call=True),
-    ]
-    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, hooks)
+    calls = attach(model, RopeCallPlan(rope, family))
+    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, calls)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
 
@@ -350,35 +347,21 @@ def _set_rope(model: nn.Module, name: str, value) -> None:
         vars(model)[name] = value  # not nn.Module.__setattr__, which would register a child the method hides
 
 
-_PARAMETERS: dict[type, list[str]] = {}
+class RopeCallPlan(CallPlan):
+    """A family's call plan: each forward's timestep and the whole inputs its replacement rope (the reader)
+    needs, the rope's `before_forward` then given the chance to rewrite the forward's arguments."""
 
+    def __init__(self, rope: ExtrapolatedRope, family: Family):
+        self.reader, self.family = rope, family
 
-def _parameters(cls: type) -> list[str]:
-    """A model class's forward argument names after self."""
-    if cls not in _PARAMETERS:
-        _PARAMETERS[cls] = list(inspect.signature(cls.forward).parameters)[1:]
-    return _PARAMETERS[cls]
+    def state(self, module, args, kwargs) -> CallState:
+        rope, parameters = self.reader, forward_parameters(type(module))
+        timestep = argument(self.family.time.argument, args, kwargs, parameters)
+        rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
+        return CallState(self.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
 
-
-def _before_forward(module, args, kwargs):
-    """Every patched model's forward pre-hook: pushes the call's own state for its rope. It reads
-    the patch from the module it is called on, so a deep copy uses its own."""
-    patch = vars(module).get(HANDLE_ATTRIBUTE)
-    if patch is None:
-        return None
-    rope, parameters = patch.rope, _parameters(type(module))
-    timestep = argument(patch.family.time.argument, args, kwargs, parameters)
-    rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
-    state = CallState(patch.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
-    push_call(rope, state)
-    return rope.before_forward(state, args, kwargs, parameters)
-
-
-def _after_forward(module, args, kwargs, output):
-    patch = vars(module).get(HANDLE_ATTRIBUTE)
-    if patch is not None:
-        pop_call(patch.rope)
-    return None
+    def inputs(self, state, module, args, kwargs):
+        return self.reader.before_forward(state, args, kwargs, forward_parameters(type(module)))
 
 
 def _undo_all(undos: list) -> None:

@@ -1,16 +1,18 @@
 """A diffusers model family as data: what `apply_extrapolation` needs to know about it.
 
 A `Family` names the model classes it covers, the rope kind that replaces their rope module
-(`rope_kinds/`), the role of each rope axis, how the rope's dims and theta are read from the
+(`ropes/`), the role of each rope axis, how the rope's dims and theta are read from the
 model's config, how its `timestep` becomes t in [0, 1], its trained grids with their sources,
-and RIFLEx's k where its authors publish one. Declarations live in `families/`; the registry
-(`registry.py`) collects them. Nothing here imports a rope kind or diffusers.
+and RIFLEx's k where its authors publish one. Declarations live beside their rope kind in
+`ropes/`; the registry (`registry.py`) lists them. Nothing here imports a rope kind or diffusers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from ..call_plan import Timestep  # the timestep rule, shared with the project's DiT
 
 ROLES = ("temporal", "spatial", "reference")  # reference: an index axis (text, reference images) kept as trained
 # softmax: a gain on the tables scales the logits; linear: it would scale the attention's output (no softmax)
@@ -60,28 +62,6 @@ class RiflexK:
 
 
 @dataclass(frozen=True)
-class Timestep:
-    """How the transformer's timestep argument becomes t in [0, 1], t = 1 pure noise:
-    t = (timestep - at_clean) / (at_noise - at_clean) (Mochi's pipeline counts up: at_noise 0, at_clean 1000;
-    Lumina's, Ideogram 4's and Z-Image's pass 1 - sigma: at_noise 0, at_clean 1).
-
-    argument: the forward argument holding it ("timesteps" for HiDream, "t" for Z-Image).
-    """
-
-    at_noise: float
-    source: str = ""
-    at_clean: float = 0.0
-    argument: str = "timestep"
-
-    def to_t(self, timestep: float) -> float:
-        return min(max((timestep - self.at_clean) / (self.at_noise - self.at_clean), 0.0), 1.0)
-
-    def timestep_at(self, t: float) -> float:
-        """The `timestep` argument that stands for t."""
-        return self.at_clean + t * (self.at_noise - self.at_clean)
-
-
-@dataclass(frozen=True)
 class RopeAxes:
     """A rope's per-axis channels and theta, read from the model's config.
 
@@ -108,7 +88,7 @@ class Family:
 
     Attributes:
         name, title: short name ("flux") and the docs' name; classes: the model classes it covers, by name.
-        kind: the rope kind (`rope_kinds`) that replaces the rope and knows its table format.
+        kind: the rope kind (`ropes/`) that replaces the rope and knows its table format.
         axes: each rope axis's role ("temporal", "spatial", "reference"); the trained grid has one
             size per temporal and spatial axis, in that order. rope_axes: dims and theta from the config.
         trained: trained grids, the first whose `when` matches the config; time: `timestep` to t.
@@ -116,7 +96,7 @@ class Family:
             rope_classes: the rope module classes accepted there, by name.
         riflex: published ks (first match wins; none matching: k derived); requires: config entries
             the model must have (else ValueError `requires_reason`); extras: pipeline-level changes
-            with their option (Flux's shift cap); pipelines, test: for the docs.
+            with their option (Flux's shift cap); pipelines: for the docs.
         attention: "softmax", or "linear" where the rope rotates a linear attention's q and k (a gain
             on the tables would scale its output). no_gain: why the tables cannot carry a gain, a clause (a table
             of angles), refusing the methods with one and entropy scaling ("" where they can). methods:
@@ -138,7 +118,6 @@ class Family:
     rope_classes: tuple[str, ...] = ()
     riflex: tuple[RiflexK, ...] = ()
     pipelines: tuple[str, ...] = ()
-    test: str = "test_families.py"
     requires: tuple[tuple[str, object], ...] = ()
     requires_reason: str = ""
     extras: tuple = ()

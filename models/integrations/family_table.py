@@ -4,8 +4,8 @@
     python -m axialrope.models.integrations.family_table               # print it
 
 One row per family: its classes, rope kind, trained grids, the pipeline's default grid where it
-differs, the methods that apply and the test that covers it; then where each grid comes from, and
-the classes no family reaches with their reasons.
+differs and the methods that apply; then where each grid comes from, and the classes no family
+reaches with their reasons.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ def _methods(family: Family) -> str:
 def markdown_table() -> str:
     """The docs' family table and the sources of the trained grids, from the declarations."""
     lines = [
-        "| family | classes | rope kind | trained grid | pipeline default | methods | test |",
-        "|---|---|---|---|---|---|---|",
+        "| family | classes | rope kind | trained grid | pipeline default | methods |",
+        "|---|---|---|---|---|---|",
     ]
     sources, seen = [], {}
     for family in FAMILIES:
@@ -60,7 +60,7 @@ def markdown_table() -> str:
         classes = ", ".join(f"`{name}`" for name in family.classes)
         lines.append(
             f"| {family.title} | {classes} | {family.kind.title} | {'; '.join(grids)} | "
-            f"{'; '.join(defaults) or 'same'} | {_methods(family)} | {family.test} |"
+            f"{'; '.join(defaults) or 'same'} | {_methods(family)} |"
         )
     unreached = [f"- `{name}`: {reason}." for name, reason in UNREACHED.items()]
     text = "\n".join(lines) + "\n\nWhere the trained grids come from:\n\n" + "\n".join(sources) + "\n"

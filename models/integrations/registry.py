@@ -1,4 +1,4 @@
-"""The registry of model families `apply_extrapolation` reaches (declared in `families/`).
+"""The registry of model families `apply_extrapolation` reaches: `FAMILIES`, declared in `ropes/`.
 
 `family_of(model)` finds a model's family by its class (subclasses too); `family_for_class(name)`
 by a class name (e.g. the transformer named in a pipeline's model_index.json). `UNREACHED` names
@@ -9,8 +9,59 @@ from __future__ import annotations
 
 from axialrope import EXTRAPOLATION_METHODS
 
-from .families import FAMILIES
 from .family import Family
+from .ropes import (
+    allegro,
+    anyflow,
+    cogvideox,
+    cosmos,
+    cosmos3,
+    embed_nd,
+    fitted,
+    flux,
+    framepack,
+    helios,
+    ideogram4,
+    joyimage,
+    kandinsky,
+    ltx2,
+    ltx_video,
+    lumina,
+    mochi,
+    qwen_image,
+    sana_wm,
+    wan_hunyuan_video,
+    z_image,
+)
+
+# every family, declared in the module of its rope; a new kind of rope adds its module here
+FAMILIES: tuple[Family, ...] = tuple(
+    family
+    for rope in (
+        flux,
+        qwen_image,
+        wan_hunyuan_video,
+        cogvideox,
+        ltx_video,
+        anyflow,
+        framepack,
+        allegro,
+        fitted,
+        lumina,
+        ideogram4,
+        mochi,
+        cosmos,
+        helios,
+        sana_wm,
+        joyimage,
+        ltx2,
+        embed_nd,
+        z_image,
+        kandinsky,
+        cosmos3,
+    )
+    for family in rope.FAMILIES
+)
 
 # class name -> why no family covers it (shown in docs/diffusers.md and in family_of's error)
 UNREACHED: dict[str, str] = {

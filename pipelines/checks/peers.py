@@ -113,7 +113,7 @@ def _axialrope(layout: str) -> Callable[[int], RotaryUnderTest]:
 
 def _diffusers_apply(x_layout: str) -> Callable:
     """diffusers' apply_rotary_emb on (cos, sin) rows (seq, head_dim), x (b, h, s, d) or (b, s, h, d)."""
-    from diffusers.models.embeddings import apply_rotary_emb
+    from diffusers.models.embeddings import apply_rotary_emb  # heavy: keeps --help fast
 
     if x_layout == "bhsd":  # CogVideoXAttnProcessor2_0
         return lambda x, cos, sin: apply_rotary_emb(x, (cos, sin))
@@ -122,7 +122,7 @@ def _diffusers_apply(x_layout: str) -> Callable:
 
 
 def _flux(n_axes: int) -> RotaryUnderTest:
-    from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+    from diffusers.models.transformers.transformer_flux import FluxPosEmbed  # heavy: keeps --help fast
 
     axes_dims = FLUX_AXES_DIMS[n_axes]
     pos_embed = FluxPosEmbed(theta=10000, axes_dim=list(axes_dims))
@@ -144,7 +144,7 @@ def _flux(n_axes: int) -> RotaryUnderTest:
 
 
 def _cogvideox(n_axes: int) -> RotaryUnderTest:
-    from diffusers.models.embeddings import get_3d_rotary_pos_embed
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed  # heavy: keeps --help fast
 
     def table(sizes, _origin):
         frames, height, width = sizes
@@ -171,7 +171,7 @@ def _cogvideox(n_axes: int) -> RotaryUnderTest:
 def _wan_inline_rotation() -> Callable:
     """The rotation WanAttnProcessor applies. diffusers defines it inside __call__, so it is
     rebuilt from the code object there: the peer's own code, not a copy."""
-    from diffusers.models.transformers import transformer_wan
+    from diffusers.models.transformers import transformer_wan  # heavy: keeps --help fast
 
     code = next(
         (
@@ -187,7 +187,7 @@ def _wan_inline_rotation() -> Callable:
 
 
 def _wan(n_axes: int) -> RotaryUnderTest:
-    from diffusers.models.transformers.transformer_wan import WanRotaryPosEmbed
+    from diffusers.models.transformers.transformer_wan import WanRotaryPosEmbed  # heavy: keeps --help fast
 
     rotation = _wan_inline_rotation()
     modules: dict[int, WanRotaryPosEmbed] = {}
@@ -219,7 +219,9 @@ def _wan(n_axes: int) -> RotaryUnderTest:
 
 
 def _hunyuan(n_axes: int) -> RotaryUnderTest:
-    from diffusers.models.transformers.transformer_hunyuan_video import HunyuanVideoRotaryPosEmbed
+    from diffusers.models.transformers.transformer_hunyuan_video import (  # heavy: keeps --help fast
+        HunyuanVideoRotaryPosEmbed,
+    )
 
     rope = HunyuanVideoRotaryPosEmbed(patch_size=1, patch_size_t=1, rope_dim=list(HUNYUAN_AXES_DIMS), theta=256.0)
     table = lambda sizes, _origin: tuple(rope(torch.empty(1, 0, *sizes)))  # noqa: E731  (only the shape is read)
@@ -240,7 +242,7 @@ def _hunyuan(n_axes: int) -> RotaryUnderTest:
 
 def _lucidrains(offsets: bool, cache: bool = True) -> Callable[[int], RotaryUnderTest]:
     def build(n_axes: int) -> RotaryUnderTest:
-        from rotary_embedding_torch import RotaryEmbedding, apply_rotary_emb
+        from rotary_embedding_torch import RotaryEmbedding, apply_rotary_emb  # optional: absent unless installed
 
         rope = RotaryEmbedding(dim=LUCIDRAINS_AXIS_DIM, cache_if_possible=cache)
 

@@ -13,6 +13,8 @@ import importlib
 import logging
 import sys
 
+from .interrupts import interrupted, stoppable
+
 # subcommand -> (module under axialrope.pipelines.cli, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train", "train a DiT with accelerate on procedural shapes or your own folder"),
@@ -73,8 +75,6 @@ def main(argv: list[str] | None = None) -> int:
     module, parser = command_parser(argv[0])
     _quiet_known_notices()
     args = parser.parse_args(argv[1:])
-    from .interrupts import interrupted, stoppable
-
     with stoppable():  # SIGTERM unwinds as Ctrl-C does: locks released, temporaries and half-published files undone
         try:
             return int(module.run(args) or 0)

@@ -17,6 +17,8 @@ import contextlib
 import sys
 
 from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
+from ..training.run_folder import RunLock
+from .preflight import PREFLIGHT_ERRORS, check_device, usage_error
 
 INTERRUPTED = "nothing was recorded: the model's default_extrapolation and its calibration results are as they were"
 
@@ -56,9 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.run_calibration import prepare
-    from ..training.run_folder import RunLock
-    from .preflight import PREFLIGHT_ERRORS, check_device, usage_error
+    from ..evaluation.run_calibration import prepare  # heavy: keeps --help fast
 
     held = contextlib.ExitStack()  # the run's lock and the results', for the calibration's life
     try:

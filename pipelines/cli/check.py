@@ -12,11 +12,13 @@ failure and every n/a.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from axialrope.testing import CHECK_NAMES, LARGE_COORDINATE, CheckResult, run_checks
 
 from ..checks.peers import IMPLEMENTATIONS
+from .preflight import usage_error
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,10 +84,6 @@ FLOAT32_MAX = 3.4028234663852886e38  # the precision checks place tokens at --la
 
 
 def run(args: argparse.Namespace) -> int:
-    import math
-
-    from .preflight import usage_error
-
     if not (math.isfinite(args.large) and abs(args.large) + 16 < FLOAT32_MAX):
         # a coordinate no float32 holds leaves the precision checks n/a: nothing would be checked
         return usage_error("check", f"--large must be a finite coordinate that float32 can hold, got {args.large}")

@@ -17,9 +17,16 @@ from __future__ import annotations
 import argparse
 import time
 
+from einops import rearrange
+from PIL import Image, ImageDraw, ImageFont
+
+from axialrope.extrapolation import EXTRAPOLATION_METHODS
+
+from ..dit.bundled import load_pipeline
+from ..dit.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
 from ..paths import write_beside
-from ..sampling.bundled import load_pipeline
-from ..sampling.extrapolation_names import ENTROPY_SUFFIX, make_extrapolation
+from ..sampling.diffusers_families import generate, is_family_model, is_video_pipeline
+from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
 from .sample import (
     DIT_STEPS,
     add_model_arguments,
@@ -48,8 +55,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_methods(pipe, video: bool | None = None) -> list[str]:
     """Every method that applies to the pipeline's model, then `none` with entropy scaling."""
-    from axialrope.extrapolation import EXTRAPOLATION_METHODS
-
     if video is None:  # this project's AxialDiTPipeline
         if pipe.transformer.rope is None:
             return ["none", "none" + ENTROPY_SUFFIX]
@@ -61,9 +66,8 @@ def default_methods(pipe, video: bool | None = None) -> list[str]:
 def panel(images, video: bool, per_row: int | None = None):
     """One method's samples as a PIL grid: `per_row` images a row (default all), or a row per clip
     with its frames left to right."""
-    from einops import rearrange
-    from torchvision.transforms.functional import to_pil_image
-    from torchvision.utils import make_grid
+    from torchvision.transforms.functional import to_pil_image  # heavy: keeps --help fast
+    from torchvision.utils import make_grid  # heavy: keeps --help fast
 
     if video:
         per_row = images.shape[1]
@@ -75,9 +79,7 @@ def panel(images, video: bool, per_row: int | None = None):
 
 def run_family(args: argparse.Namespace) -> int:
     """`axialrope compare` on a diffusers pipeline: one panel per method, the same seed each."""
-    from ..sampling.diffusers_families import generate, is_video_pipeline
-    from ..sampling.outputs import check_output_path
-    from .preflight import PREFLIGHT_ERRORS, check_sample_arguments, usage_error
+    from ..sampling.outputs import check_output_path  # heavy: keeps --help fast
 
     started = time.perf_counter()
     try:
@@ -107,8 +109,6 @@ def run_family(args: argparse.Namespace) -> int:
 
 def labelled_panels(panels: list, labels: list[str], gap: int = 6):
     """PIL images side by side, each under its label, on white; returns one PIL image."""
-    from PIL import Image, ImageDraw, ImageFont
-
     font = ImageFont.load_default()
     text_height = 16
     width = sum(p.width for p in panels) + gap * (len(panels) + 1)
@@ -124,9 +124,7 @@ def labelled_panels(panels: list, labels: list[str], gap: int = 6):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sampling.diffusers_families import is_family_model
-    from ..sampling.outputs import check_output_path
-    from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
+    from ..sampling.outputs import check_output_path  # heavy: keeps --help fast
 
     try:
         check_model_argument(args.model)  # a mistyped local path must not be taken for a hub id

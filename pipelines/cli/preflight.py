@@ -11,7 +11,7 @@ Each check raises a ValueError naming the flag and what was expected; `usage_err
 it as the one-line usage error every subcommand gives (exit code 2). `train`'s pre-flight is
 `TrainConfig.validate` and the checks `training.loop.train` makes before its first write (the
 run folder, the data, the resume, memory, disk), for Python callers of `train` as well.
-The bounds themselves live in `sampling/memory.py`.
+The bounds themselves live in `limits.py` (inputs) and `memory.py` (what fits).
 """
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ import math
 import sys
 from pathlib import Path
 
-from ..paths import check_output_file
+import torch
+
+from ..dit.bundled import BUNDLED_MODELS
+from ..limits import MAX_FPS, MIN_FPS
+from ..limits import MAX_GUIDANCE_SCALE as MAX_GUIDANCE
+from ..memory import check_sampling_memory, check_steps
+from ..paths import check_free_space, check_output_file
+from ..sampling.diffusers_families import HUB_ID
 from ..sizes import check_count, check_side, shown
 
 PREFLIGHT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError)
@@ -37,8 +44,6 @@ def usage_error(command: str, error: BaseException | str) -> int:
 
 def check_device(device: str, argument: str = "--device") -> str:
     """`device` if it names a device this machine has ("auto", "cpu", "cuda", "cuda:N", "mps")."""
-    import torch
-
     if device == "auto":
         return device
     try:
@@ -61,9 +66,6 @@ def check_device(device: str, argument: str = "--device") -> str:
 def check_model_argument(model: str | None, argument: str = "--model") -> None:
     """ValueError for a --model that looks like a local path (not a hub id "owner/name" whose first part is no
     folder here) but names no folder: a mistyped path is "no such folder", never a request to the hub."""
-    from ..sampling.bundled import BUNDLED_MODELS
-    from ..sampling.diffusers_families import HUB_ID
-
     if model is None or model in BUNDLED_MODELS or Path(model).exists():
         return
     path = Path(model)
@@ -85,9 +87,6 @@ def _nearest_folder(path: Path) -> Path:
 
 def check_sample_arguments(args: argparse.Namespace) -> None:
     """The flags `sample` and `compare` share, before the model loads: device, model, output path, numbers."""
-    from ..objectives import MAX_GUIDANCE_SCALE as MAX_GUIDANCE
-    from ..sampling.memory import MAX_FPS, MIN_FPS, check_steps
-
     check_device(args.device)
     check_model_argument(args.model)
     check_output_file(args.out, "--out")
@@ -121,9 +120,6 @@ def check_sample_arguments(args: argparse.Namespace) -> None:
 def check_sampling(pipe, kwargs: dict, out: Path | None = None) -> None:
     """Before sampling: ValueError, with a size and a --num that fit, if `pipe(**kwargs)` needs more memory than
     is free, or if the disk holding `out` has no room for the pictures."""
-    from ..paths import check_free_space
-    from ..sampling.memory import check_sampling_memory
-
     labels = kwargs.get("class_labels")
     per_label = kwargs.get("num_images_per_prompt") or 1
     batch = len(labels) * per_label if labels is not None else kwargs.get("batch_size", 1)

@@ -21,13 +21,29 @@ import functools
 import re
 import sys
 import time
+from pathlib import Path
 
-from ..sampling.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
-from ..sampling.extrapolation_names import AUTO, is_auto, make_extrapolation
+import torch
+
+from axialrope import Extrapolation
+
+from ..dit.bundled import BUNDLED_MODELS, DEFAULT_MODEL, load_pipeline
+from ..dit.extrapolation_names import AUTO, is_auto, make_extrapolation
+from ..paths import check_name_fits
+from ..publishing import OutputSet
+from ..sampling.diffusers_families import (
+    call_kwargs,
+    generate,
+    is_family_model,
+    is_video_pipeline,
+    load_family_pipeline,
+    video_of_folder,
+)
+from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
 
 INTERRUPTED = "nothing was written: the files at --out are as they were"
 DIT_NUM, DIT_STEPS = 4, 20  # --num and --steps for this project's DiTs (diffusers pipelines have their own)
-# the scheduler names of pipelines/sampling/schedulers.py, spelt here so --help does not import diffusers
+# the scheduler names of pipelines/dit/schedulers.py, spelt here so --help does not import diffusers
 SCHEDULER_HELP = (
     "a diffusers scheduler for the model's objective: euler, heun, dpm++ or unipc for flow matching; "
     "ddpm, ddim, euler, dpm++ or unipc for DDPM models (default: the model's own, e.g. euler)"
@@ -136,8 +152,6 @@ PAIR_OPTIONS = ("dype_beta", "dype_gamma")
 def parse_options(options: list[str]) -> dict:
     """KEY=VALUE strings -> Extrapolation keyword arguments (numbers become floats, true/false bools,
     "a,b" pairs tuples of floats)."""
-    from axialrope import Extrapolation
-
     known = ({f.name for f in dataclasses.fields(Extrapolation)} - {"method", "entropy_scaling"}) | set(FAMILY_OPTIONS)
     values = {}
     for option in options:
@@ -166,8 +180,6 @@ def split_family_options(options: dict) -> tuple[dict, dict]:
 
 def plain_extrapolation(entropy_scaling: bool):
     """What auto is for a diffusers pipeline: "none" (the family's own behaviour; they record no default)."""
-    from axialrope import Extrapolation
-
     return Extrapolation("none", entropy_scaling=entropy_scaling)
 
 
@@ -181,8 +193,6 @@ def class_label(pipe, text: str | int) -> str | int:
 
 def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
     """Keyword arguments for `pipe(...)` from the shared flags, and the samples per grid row."""
-    import torch
-
     conditional = pipe.transformer.null_class is not None
     for flag, value in (
         ("--prompt", args.prompt),
@@ -222,8 +232,6 @@ def sampling_kwargs(pipe, args: argparse.Namespace) -> tuple[dict, int]:
 
 def family_pipeline(args: argparse.Namespace):
     """The diffusers pipeline --model names, loaded (after the flags it needs are checked)."""
-    from ..sampling.diffusers_families import load_family_pipeline
-
     if args.prompt is None:
         raise ValueError(f"{args.model!r} is a diffusers pipeline: give --prompt")
     if args.classes is not None:
@@ -233,8 +241,6 @@ def family_pipeline(args: argparse.Namespace):
 
 def family_kwargs(pipe, args: argparse.Namespace) -> dict:
     """The diffusers pipeline's __call__ keyword arguments from the shared flags (a fresh seeded generator)."""
-    from ..sampling.diffusers_families import call_kwargs
-
     return call_kwargs(
         pipe,
         args.prompt,
@@ -251,9 +257,6 @@ def family_kwargs(pipe, args: argparse.Namespace) -> dict:
 
 def run_family(args: argparse.Namespace) -> int:
     """`axialrope sample` on a diffusers pipeline (Flux, Qwen-Image, Wan, HunyuanVideo, CogVideoX, LTX-Video)."""
-    from ..sampling.diffusers_families import generate, is_video_pipeline, video_of_folder
-    from .preflight import PREFLIGHT_ERRORS, check_sample_arguments, usage_error
-
     started = time.perf_counter()
     with contextlib.ExitStack() as held:  # the outputs' lock, from before the model loads to after the writes
         try:
@@ -289,8 +292,7 @@ def run_family(args: argparse.Namespace) -> int:
 
 def check_output(out: str, video: bool):
     """--out as a Path, if its suffix suits the model and the names a video writes beside it fit the disk."""
-    from ..paths import check_name_fits
-    from ..sampling.outputs import check_output_path
+    from ..sampling.outputs import check_output_path  # heavy: keeps --help fast
 
     out = check_output_path(out, video=video)
     if video:  # <stem>.gif, <stem>.mp4 and the folder <stem>_frames/ go beside it
@@ -301,10 +303,6 @@ def check_output(out: str, video: bool):
 def sample_outputs(out: str):
     """The set of files `sample` writes for `--out` (`publishing.OutputSet`), keyed by its stem: held for the run,
     so a second command writing them is refused, and a set a killed run left half-published is put back."""
-    from pathlib import Path
-
-    from ..publishing import OutputSet
-
     out = Path(out)
     return OutputSet(out.parent, out.stem, argument="--out")
 
@@ -313,7 +311,7 @@ def write_samples(frames, images, out, fps: float, per_row: int, outputs) -> str
     """Write the samples (see `outputs.save_videos`, `outputs.save_grid`) as `out` and publish them as one set
     through `outputs` (`sample_outputs`): a video's GIF, PNG, MP4 and frames all replace the previous ones at once,
     and a failed write (a full disk) leaves the files already there. The paths, shown."""
-    from ..sampling.outputs import save_grid, save_videos
+    from ..sampling.outputs import save_grid, save_videos  # heavy: keeps --help fast
 
     if frames is not None:
         members = [out.stem + suffix for suffix in (".gif", ".png", ".mp4", "_frames")]
@@ -336,8 +334,6 @@ def describe(pipe, extrapolation, scheduler: str | None, steps: int, auto: bool 
     """The sampling settings as a result line shows them, e.g. "extrapolation yarn (beta_fast=16.0)
     + entropy scaling, 20 steps of unipc": the method, its options that differ from the defaults, the sampler.
     `auto`: the method is what --extrapolation auto resolved to ("extrapolation auto: pi + entropy scaling")."""
-    from axialrope import Extrapolation
-
     defaults = Extrapolation(extrapolation.method)
     options = [
         f"{f.name}={getattr(extrapolation, f.name)}"
@@ -357,7 +353,7 @@ def steps_of(steps: int, sampler: str) -> str:
 
 def sampler_name(pipe, scheduler: str | None) -> str:
     """The short name of the scheduler a call with `scheduler` (a name or None) samples with."""
-    from ..sampling.schedulers import make_scheduler, scheduler_name
+    from ..dit.schedulers import make_scheduler, scheduler_name  # heavy: keeps --help fast
 
     return scheduler_name(make_scheduler(scheduler, pipe.scheduler) if scheduler else pipe.scheduler)
 
@@ -371,9 +367,6 @@ def sample_size(samples) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sampling.diffusers_families import is_family_model
-    from .preflight import PREFLIGHT_ERRORS, check_model_argument, check_sample_arguments, check_sampling, usage_error
-
     try:
         check_model_argument(args.model)  # a mistyped local path must not be taken for a hub id
     except PREFLIGHT_ERRORS as error:

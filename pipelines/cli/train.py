@@ -13,7 +13,12 @@ import sys
 import typing
 from pathlib import Path
 
+import yaml
+
+from ..training.checkpoints import latest_checkpoint
 from ..training.config import INVOCATION_FIELDS, TrainConfig, read_config_file
+from .interrupts import interrupted
+from .preflight import PREFLIGHT_ERRORS, usage_error
 
 
 def _flag_kwargs(hint) -> dict:
@@ -57,16 +62,13 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..training.loop import train  # heavy imports only when training
-    from .preflight import PREFLIGHT_ERRORS, usage_error
+    from ..training.loop import train  # heavy: keeps --help fast
 
     try:  # the pre-flight: every field, --output-dir, --init-from's files and --resume, before any work
         config = config_from_args(args).validate()
     except PREFLIGHT_ERRORS as error:
         return usage_error("train", error)
     if args.print_config:
-        import yaml
-
         print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
         return 0
     try:
@@ -74,8 +76,6 @@ def run(args: argparse.Namespace) -> int:
     except PREFLIGHT_ERRORS as error:  # train checks the folder, the data, the resume and memory before any work
         return usage_error("train", error)
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say what the run kept
-        from .interrupts import interrupted
-
         return interrupted("train", stop, kept_by_run(config))
     except (RuntimeError, OSError) as error:  # during the run: a non-finite loss, a write that failed
         message = " ".join(str(error).split())
@@ -94,8 +94,6 @@ def run(args: argparse.Namespace) -> int:
 
 def kept_by_run(config) -> str:
     """What a stopped run kept: its last good checkpoint (and how to go on from it), or that it had none."""
-    from ..training.checkpoints import latest_checkpoint
-
     last = latest_checkpoint(Path(config.output_dir) / "checkpoints")
     if last is None:
         return f"no checkpoint had been saved yet; nothing half-written is left in {config.output_dir!r}"

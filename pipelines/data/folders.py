@@ -8,7 +8,7 @@ files and folders (".ipynb_checkpoints") are skipped, and no folder or file is r
 links lead to it (a link loop ends).
 
 Every file is read whole when the dataset is built (a truncated image fails then, naming it,
-not mid-run), within `memory.MAX_IMAGE_PIXELS`. Images are read as a photo library shows them:
+not mid-run), within `limits.MAX_IMAGE_PIXELS`. Images are read as a photo library shows them:
 turned upright by their EXIF orientation, 16-bit grey scaled to 8 bits. An item is centre-cropped
 to its bucket's aspect, then resized (never more pixels than the file holds, or the bucket); an item
 that would be enlarged more than MAX_ENLARGEMENT times a side is refused when the buckets are checked.
@@ -30,7 +30,7 @@ from PIL import Image, ImageOps, ImageSequence
 from torch.utils.data import Dataset
 from torchvision.datasets.folder import IMG_EXTENSIONS
 
-from ..sampling.memory import MAX_ASPECT_MISMATCH, MAX_IMAGE_PIXELS
+from ..limits import MAX_ASPECT_MISMATCH, MAX_IMAGE_PIXELS
 from .buckets import Bucket, check_buckets
 from .video_io import CONTAINER_EXTENSIONS, av_available, probe_video, read_video_frames
 

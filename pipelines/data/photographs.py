@@ -73,7 +73,7 @@ def check_available() -> None:
 
 def _skimage_data():
     try:
-        from skimage import data
+        from skimage import data  # optional: absent unless installed
     except ImportError as error:
         raise ImportError(MISSING) from error
     return data

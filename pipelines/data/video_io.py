@@ -30,7 +30,7 @@ def require_av(what: str):
         raise RuntimeError(
             f"{what} needs PyAV: pip install av (or axialrope[video]); GIF and frame folders need nothing"
         )
-    import av
+    import av  # optional: absent unless installed
 
     return av
 

@@ -1,8 +1,12 @@
 """Calibration: which extrapolation method a model should use at each scale, measured on the user's own images.
 
-    images = ReferenceImages("photos/", pipe.config.class_names, pipe.transformer.config.num_classes)
-    result = calibrate(pipe, images, scales=[1.5, 2, 3])
-    print(result.table()); pipe.set_default_extrapolation(result.bands)
+    from axialrope.pipelines import calibrate
+    result = calibrate(pipe, "photos/", scales=[1.5, 2, 3])    # measures, then sets pipe's default_extrapolation
+    print(result.table()); pipe.save_pretrained("outputs/pipe")  # the default goes into model_index.json
+
+    result = measure(pipe, references, scales=[1.5, 2, 3])      # measures only; references: `draw(size, seed, num)`
+
+A pipeline samples; calibration calls it, here, and records its picks through `set_default_extrapolation`.
 
 For each scale (the side's ratio to the trained size) and method, the cell of `cells` once per seed, the
 same seeds as benchmarks/extrapolation.py; the floor (two real sets) per seed; the model's own cell at the
@@ -18,10 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
+from tqdm.auto import tqdm
 
 from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
+from ..limits import check_guidance_scale
+from ..memory import check_sampling_memory, check_steps
 from ..sizes import LARGEST_SIDE, check_count
 from .cells import Method, floor_distance, image_methods, measure_cell
 from .intervals import Interval, best_of, seed_interval
@@ -261,8 +268,6 @@ def check_methods(methods, rope: bool, argument: str = "methods") -> list[Method
 
 def check_counts(num, steps, seeds) -> None:
     """ValueError naming the first of num, steps (positive) and seeds (at least 2) that is not."""
-    from ..sampling.memory import check_steps
-
     for name, value, least in (("num", num, 1), ("steps", steps, 1), ("seeds", seeds, 2)):
         if not is_int(value) or value < least:
             why = " (the interval is over seeds)" if name == "seeds" else ""
@@ -281,13 +286,10 @@ def plan(
     seeds: int = DEFAULT_SEEDS,
     guidance: float | None = None,
 ) -> tuple[list[float], list[Method], float, dict]:
-    """Everything `calibrate` checks before any work: (scales, methods, guidance, sizes {scale: (h, w)}).
+    """Everything `measure` checks before any work: (scales, methods, guidance, sizes {scale: (h, w)}).
 
     ValueError for a video model, bad scales, methods or counts, sizes the references cannot serve (when they
     can `check`), or sampling that needs more memory than is free."""
-    from ..objectives import check_guidance_scale
-    from ..sampling.memory import check_sampling_memory
-
     model = pipe.transformer
     if pipe.is_video:
         raise ValueError("calibrate measures image models; this is a video model")
@@ -309,6 +311,36 @@ def plan(
 
 def calibrate(
     pipe,
+    reference_images,
+    scales: Sequence[float] = DEFAULT_SCALES,
+    methods=None,
+    num: int = DEFAULT_NUM,
+    steps: int = DEFAULT_STEPS,
+    seeds: int = DEFAULT_SEEDS,
+    guidance_scale: float | None = None,
+    class_labels=None,
+    progress: bool = True,
+) -> Calibration:
+    """Measure every method at each scale on `reference_images` (a folder, as training reads one; a tensor
+    (n, 3, H, W) in [0, 1]; or PIL images) and record the best per scale as `pipe`'s `default_extrapolation`.
+
+    pipe: an image `AxialDiTPipeline`; scales: side ratios above 1; methods: labels such as "pi" or
+    "yarn+entropy" (default: all, without and with entropy scaling); num, steps, seeds: samples a seed, sampler
+    steps, seeds (at least 2); class_labels: ids of a tensor's images. Returns the `Calibration` (`table()`,
+    `bands`); `pipe.save_pretrained` then writes the default. See docs/extrapolation.md.
+    """
+    from .references import ReferenceImages  # heavy: keeps --help fast
+
+    references = ReferenceImages(
+        reference_images, pipe.config.class_names, pipe.transformer.config.num_classes, labels=class_labels
+    )
+    result = measure(pipe, references, scales, methods, num, steps, seeds, guidance_scale, progress)
+    pipe.set_default_extrapolation(result.bands)
+    return result
+
+
+def measure(
+    pipe,
     references,
     scales=DEFAULT_SCALES,
     methods=None,
@@ -319,7 +351,7 @@ def calibrate(
     progress: bool = True,
     source: str = "",
 ) -> Calibration:
-    """Measure every method at every scale on `references` (see the module docstring).
+    """Measure every method at every scale on `references` (see the module docstring); records nothing.
 
     Args:
         pipe: an image `AxialDiTPipeline`.
@@ -332,8 +364,6 @@ def calibrate(
         guidance: classifier-free guidance (default 2 for a class-conditional model, else 1).
         progress: a progress bar with the time left. source: how the notes name the references.
     """
-    from tqdm.auto import tqdm
-
     scales, methods, guidance, sizes = plan(pipe, references, scales, methods, num, steps, seeds, guidance)
     cost = lambda size: math.prod(size) * steps  # noqa: E731  (work of a cell, roughly)
     total = seeds * (cost(pipe.trained_size) + sum(cost(size) * len(methods) for size in sizes.values()))
@@ -406,6 +436,7 @@ __all__ = [
     "calibrate",
     "check_methods",
     "check_scales",
+    "measure",
     "plan",
     "target_size",
     "target_sizes",

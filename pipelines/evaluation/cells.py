@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from axialrope import Extrapolation
+from axialrope.extrapolation import ENTROPY_SUFFIX, split_name
 
 from .metrics import SWDResult, swd
 
@@ -32,14 +33,14 @@ class Method:
 
     @property
     def label(self) -> str:
-        return self.name + ("+entropy" if self.entropy_scaling else "")
+        return self.name + (ENTROPY_SUFFIX if self.entropy_scaling else "")
 
     @classmethod
     def from_label(cls, label: str) -> Method:
-        return cls(label.removesuffix("+entropy"), label.endswith("+entropy"))
+        return cls(*split_name(label))
 
     def extrapolation(self) -> Extrapolation:
-        return Extrapolation(self.name, entropy_scaling=self.entropy_scaling)
+        return Extrapolation.from_name(self.name, entropy_scaling=self.entropy_scaling)
 
 
 def image_methods(rope: bool = True) -> list[Method]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import PIL.Image
 import torch
+import torchvision.transforms.v2.functional as TF
 
 from ..data.buckets import Bucket
 from ..data.folders import ImageFolderDataset, centre_crop_size, fit_to_bucket
@@ -127,9 +129,6 @@ class ReferenceImages:
 
 def _as_tensor(source, argument: str) -> torch.Tensor:
     """Images in memory as a float tensor (n, 3, H, W) in [0, 1]; TypeError / ValueError naming `argument`."""
-    import PIL.Image
-    import torchvision.transforms.v2.functional as TF
-
     if isinstance(source, (list, tuple)) and source and all(isinstance(i, PIL.Image.Image) for i in source):
         sizes = {image.size for image in source}
         if len(sizes) > 1:

@@ -11,12 +11,31 @@ checkpoints and its model folders all load with them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS, Calibration, calibrate, plan
+from ..dit.bundled import load_pipeline
+from ..dit.default_extrapolation import check_defaults_writable, write_default_extrapolations
+from ..dit.runs import PIPELINE, PIPELINE_CONFIG, find_in_run
+from ..paths import check_output_folder, check_outside, check_text_path, write_atomically, write_text_atomically
+from ..publishing import OutputSet
+from ..training.config import read_config_file
+from ..training.data_record import check_same_data
+from .calibrate import (
+    DEFAULT_NUM,
+    DEFAULT_SCALES,
+    DEFAULT_SEEDS,
+    DEFAULT_STEPS,
+    Calibration,
+    check_scales,
+    measure,
+    plan,
+    target_sizes,
+)
+from .grids import save_labelled_grid
 from .references import ReferenceImages
 
 RESULT_FOLDER = "calibration"
@@ -26,8 +45,6 @@ RESULT_FILES = ("calibration.md", "calibration.json", "calibration-*.png")  # on
 def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
     """(the training run `model` belongs to, or None for a plain pipeline folder; the pipeline folders whose
     model_index.json records the default). ValueError for anything else."""
-    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, find_in_run
-
     path = Path(model)
     if not path.is_dir():
         raise FileNotFoundError(f"--model {str(model)!r}: no such folder; give a training run or a pipeline folder")
@@ -47,8 +64,6 @@ def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
 
 def training_folder(run: Path | None) -> str:
     """The image folder a run was trained on (its config.yaml), for --reference-dir's default."""
-    from ..training.config import read_config_file
-
     recorded = {} if run is None or not (run / "config.yaml").is_file() else read_config_file(run / "config.yaml")
     if recorded.get("data") != "image_folder" or not recorded.get("data_dir"):
         what = f"was trained on data={recorded['data']!r}" if recorded.get("data") else "records no training folder"
@@ -77,19 +92,13 @@ class Job:
         """The results in `out` as one set (`publishing.OutputSet`): a new calibration replaces every file of the
         previous one at once (its report, its pictures), never some of them. Enter it to hold it early."""
         if getattr(self, "_results", None) is None:
-            from ..publishing import OutputSet
-
             self._results = OutputSet(self.out, RESULT_FOLDER, argument="--out", report=self.report)
         return self._results
 
     def run(self, progress: bool = True) -> Calibration:
         """Measure and print the table; then save the results and record the bands in every pipeline folder, both
         or neither (the folders were found writable before the work; a write that fails now undoes the others)."""
-        import contextlib
-
-        from ..sampling.default_extrapolation import write_default_extrapolations
-
-        result = calibrate(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
+        result = measure(self.pipe, self.references, progress=progress, source=self.reference_dir, **self.settings)
         self.report(result.table())
         unclear = ", ".join(f"{r.scale:g}x" for r in result.unclear)
         if unclear:
@@ -141,9 +150,6 @@ def prepare(
 ) -> Job:
     """Every check of a calibration, before any work (ValueError, FileNotFoundError naming the flag): the model,
     the references at every size, the methods and counts, memory, the output folder."""
-    from ..paths import check_output_folder, check_outside, check_text_path
-    from ..sampling.bundled import load_pipeline
-
     check_text_path(model, "--model")  # the report names it
     run, folders = run_folders(model)
     from_run = reference_dir is None  # the run's own training folder: checked against what the run read
@@ -158,8 +164,6 @@ def prepare(
     )
     check_output_folder(out, "--out")
     check_outside(out, "--out", reference_dir, "--reference-dir")  # its pictures would join the images
-    from ..sampling.default_extrapolation import check_defaults_writable
-
     check_defaults_writable(folders, "--model")  # both pipeline folders, before any work: never one of them
     pipe = load_pipeline(str(model), device)
     if pipe.is_video:
@@ -168,8 +172,6 @@ def prepare(
         reference_dir, pipe.config.class_names, pipe.transformer.config.num_classes, argument="--reference-dir"
     )
     if from_run:
-        from ..training.data_record import check_same_data
-
         check_same_data(run, references.dataset, "calibrate", "--reference-dir")
     settings = dict(scales=scales, methods=methods, num=num, steps=steps, seeds=seeds, guidance=guidance)
     scales, methods, guidance, sizes = _flagged(plan, pipe, references, **settings)
@@ -199,8 +201,6 @@ def _flagged(check, *args, **kwargs):
 def check_training_data(dataset, config) -> None:
     """Before training: ValueError unless the folder `dataset` serves every size `config.calibrate_scales` asks
     for (at least 2 images large enough for each)."""
-    from .calibrate import check_scales, target_sizes
-
     bucket = config.buckets[0]
     scales = check_scales(config.calibrate_scales, "calibrate_scales")
     patch = (config.patch_size, config.patch_size)
@@ -211,9 +211,6 @@ def check_training_data(dataset, config) -> None:
 def save_results(result: Calibration, out: Path) -> None:
     """calibration.md (the table and the bands), calibration.json (every value) and one labelled picture per size
     (RESULT_FILES), each written atomically; `Job.run` writes them into a staging folder and publishes them as one."""
-    from ..paths import write_atomically, write_text_atomically
-    from .grids import save_labelled_grid
-
     out.mkdir(parents=True, exist_ok=True)
     bands = "\n".join(
         f"- up to {b['up_to_scale'] or 'any scale'}: {b['method']}"

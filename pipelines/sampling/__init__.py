@@ -1,1 +1,2 @@
-"""Sampling: the diffusers pipeline, output writers and the bundled models (assets/)."""
+"""Sampling beyond the DiT pipeline itself: writing a call's images and videos (`outputs.py`) and running
+diffusers' own pipelines of the registered families (`diffusers_families.py`)."""

@@ -10,15 +10,18 @@ AxialDiTPipeline, or a hub id) rather than one of the project's own DiTs. bf16 o
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import torch
+
 from axialrope.validation import is_int
 
-from .bundled import BUNDLED_MODELS
-from .registration import LEGACY_CLASS_NAMES
+from ..dit.bundled import BUNDLED_MODELS
+from ..dit.registration import LEGACY_CLASS_NAMES
 
 OWN_PIPELINE_NAMES = ("AxialDiTPipeline", *LEGACY_CLASS_NAMES)  # this project's, under any name it had
 
@@ -57,7 +60,7 @@ def transformer_class_of(folder: Path) -> str | None:
 
 def video_of_folder(model: str) -> bool | None:
     """Whether a local pipeline folder's transformer makes video (by its registered family); None if unknown."""
-    from axialrope.models.integrations.registry import family_for_class
+    from axialrope.models.integrations.registry import family_for_class  # heavy: keeps --help fast
 
     family = family_for_class(transformer_class_of(Path(model)))
     return None if family is None else family.video
@@ -66,7 +69,11 @@ def video_of_folder(model: str) -> bool | None:
 def check_family_folder(model: str) -> None:
     """Raises ValueError, before any weight is read, when a local folder's transformer is of no
     registered family (the message names the supported classes)."""
-    from axialrope.models.integrations.registry import UNREACHED, family_for_class, supported_classes
+    from axialrope.models.integrations.registry import (  # heavy: keeps --help fast
+        UNREACHED,
+        family_for_class,
+        supported_classes,
+    )
 
     if not Path(model).is_dir():
         return
@@ -87,9 +94,8 @@ def load_family_pipeline(model: str, device: str = "auto"):
     Raises ValueError with one line when it cannot be loaded (not a folder and not reachable on
     the hub, a folder whose transformer is of no registered family, a pipeline without a transformer).
     """
-    import torch
-    from diffusers import DiffusionPipeline
-    from diffusers.utils import logging as diffusers_logging
+    from diffusers import DiffusionPipeline  # heavy: keeps --help fast
+    from diffusers.utils import logging as diffusers_logging  # heavy: keeps --help fast
 
     check_family_folder(model)
     if device == "auto":
@@ -116,9 +122,8 @@ def is_video_pipeline(pipe) -> bool:
     """Whether the pipeline makes video: its __call__ takes a frame count, or (where it takes neither a
     frame count nor images per prompt) its transformer's family makes video. Kandinsky 5's image
     pipeline shares the video transformer, so the call decides before the family does."""
-    import inspect
 
-    from axialrope.models.integrations.registry import family_of
+    from axialrope.models.integrations.registry import family_of  # heavy: keeps --help fast
 
     parameters = inspect.signature(type(pipe).__call__).parameters
     if "num_frames" in parameters or "frames" in parameters:
@@ -141,8 +146,6 @@ def call_kwargs(
     negative_prompt: str | None,
 ) -> dict:
     """Keyword arguments for the family pipeline's __call__ ("pt" output, a seeded CPU generator)."""
-    import torch
-
     video = is_video_pipeline(pipe)
     if frames is not None and not video:
         raise ValueError(f"--frames given, but {type(pipe).__name__} makes images")
@@ -172,8 +175,6 @@ def fit_to_call(pipe, kwargs: dict) -> dict:
     ChronoEdit, Framepack, Wan Animate) or what it does not take (`guidance_scale` for a pipeline
     driven by a guider).
     """
-    import inspect
-
     parameters = inspect.signature(type(pipe).__call__).parameters
     name = type(pipe).__name__
     if "num_frames" in kwargs and "num_frames" not in parameters and "frames" in parameters:
@@ -201,9 +202,8 @@ def generate(pipe, extrapolation, trained_grid: Sequence[int] | None = None, opt
 
     Returns images (b, c, h, w) or videos (b, t, c, h, w), float in [0, 1] on the CPU.
     """
-    import torch
 
-    from axialrope.models import apply_extrapolation
+    from axialrope.models import apply_extrapolation  # heavy: keeps --help fast
 
     handle = apply_extrapolation(pipe, extrapolation, trained_grid=trained_grid, **(options or {}))
     try:

@@ -11,18 +11,31 @@ import dataclasses
 import difflib
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from axialrope.validation import is_int, is_real
 
 from ..data.buckets import Bucket
-from ..paths import check_output_folder, check_outside, check_text_path
+from ..data.photographs import check_available
+from ..data.scenes import SceneConfig
+from ..dit.bundled import resolve_model
+from ..dit.model_files import check_model_folder
+from ..evaluation.calibrate import check_scales, target_sizes
+from ..limits import MAX_CONFIG_VALUES, check_guidance_scale, read_small_file
+from ..memory import check_shuffle, check_steps
+from ..paths import check_output_folder, check_outside, check_text_path, write_text_atomically
 from ..sizes import check_count
+from .checkpoints import checkpoint_step
+from .tracking import trackers_for
 
 DATA_KINDS = ("shapes", "textures", "photographs", "moving_shapes", "image_folder", "video_folder")
 VIDEO_DATA = ("moving_shapes", "video_folder")
+FOLDER_DATA = ("image_folder", "video_folder")
 OBJECTIVES = ("flow", "ddpm")
 TIMESTEP_SAMPLINGS = ("logit_normal", "uniform")
 MIXED_PRECISIONS = ("no", "bf16", "fp16")
@@ -181,201 +194,336 @@ class TrainConfig:
 
     def save(self, path: str | Path) -> None:
         """Write `run_dict()` as YAML (the file `from_file` reads back), atomically."""
-        import yaml
-
-        from ..paths import write_text_atomically
-
         write_text_atomically(path, yaml.safe_dump(self.run_dict(), sort_keys=False))
 
     # -- checks ------------------------------------------------------------------------------
 
     def validate(self) -> TrainConfig:
-        """ValueError (naming the field) for any bad value; checks that need no data or model."""
-        from axialrope.models import DIT_SIZES, POSITION_ENCODINGS  # the models package is heavy: import late
-
-        choices = {
-            "data": DATA_KINDS,
-            "objective": OBJECTIVES,
-            "timestep_sampling": TIMESTEP_SAMPLINGS,
-            "mixed_precision": MIXED_PRECISIONS,
-            "lr_scheduler": LR_SCHEDULERS,
-            "model_size": tuple(DIT_SIZES),
-            "position_encoding": tuple(POSITION_ENCODINGS),
-        }
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
-        for name in (
-            "frames",
-            "dataset_size",
-            "patch_size",
-            "temporal_patch_size",
-            "max_steps",
-            "batch_size",
-            "gradient_accumulation_steps",
-            "checkpointing_steps",
-            "log_every",
-            "sample_steps",
-            "samples_per_class",
-        ):
-            _check_int(self, name, minimum=1)
-        for name in ("num_workers", "lr_warmup_steps", "seed"):
-            _check_int(self, name, minimum=0)
-        if self.checkpoints_total_limit is not None:
-            _check_int(self, "checkpoints_total_limit", minimum=1)
-        for name in (
-            "learning_rate",
-            "adam_beta1",
-            "adam_beta2",
-            "weight_decay",
-            "max_grad_norm",
-            "ema_decay",
-            "label_dropout",
-            "guidance_scale",
-        ):
-            value = getattr(self, name)
-            if not is_real(value) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be positive, got {self.learning_rate!r}")
-        for name in ("adam_beta1", "adam_beta2", "ema_decay", "label_dropout"):
-            if not getattr(self, name) < 1:
-                raise ValueError(f"{name} must be below 1, got {getattr(self, name)!r}")
-        from ..objectives import check_guidance_scale
-        from ..sampling.memory import check_shuffle, check_steps
-
-        check_guidance_scale(self.guidance_scale)
-        if not isinstance(self.overwrite_output_dir, bool):
-            raise ValueError(f"overwrite_output_dir must be true or false, got {self.overwrite_output_dir!r}")
-        if self.overwrite_output_dir and self.resume is not None:
-            raise ValueError("overwrite_output_dir starts the run over and resume continues it: give one of them")
-        from ..data.scenes import SceneConfig
-
-        try:
-            SceneConfig(rotation=self.scene_rotation)
-        except ValueError as error:
-            raise ValueError(f"scene_rotation: {error}") from None
-        if self.scene_rotation != 0 and self.data not in ("shapes", "moving_shapes"):
-            raise ValueError(f"scene_rotation is only read with data=shapes or moving_shapes, got data={self.data!r}")
-        from axialrope.models.axial_dit.model import check_frame_noise_correlation
-
-        check_frame_noise_correlation(self.frame_noise_correlation, is_video=True)
-        if self.frame_noise_correlation and not self.is_video:
-            raise ValueError(
-                f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), got data={self.data!r}"
-            )
-        axes = 3 if self.is_video else 2
-        if (
-            not isinstance(self.rope_theta, (list, tuple))
-            or len(self.rope_theta) not in (1, axes)
-            or any(not is_real(v) or not 1 < v < math.inf for v in self.rope_theta)
-        ):
-            raise ValueError(f"rope_theta must be one number above 1 or {axes} (one per axis), got {self.rope_theta!r}")
-        if self.data in ("image_folder", "video_folder"):
-            if not self.data_dir:
-                raise ValueError(f"data_dir is required with data={self.data!r}")
-            check_text_path(self.data_dir, "data_dir")  # config.yaml records it
-        elif self.data_dir:
-            raise ValueError(f"data_dir is only read with data=image_folder or video_folder, got data={self.data!r}")
-        if self.data == "photographs":
-            from ..data.photographs import check_available
-
-            check_available()  # a missing package is a line, as for the trackers
-        if self.init_from is not None:
-            from ..sampling.bundled import resolve_model
-            from ..sampling.model_files import check_model_folder
-            from ..sampling.runs import check_run_part
-
-            if not isinstance(self.init_from, str) or not self.init_from:
-                raise ValueError(f"init_from must be a model name or folder, got {self.init_from!r}")
-            check_text_path(self.init_from, "init_from")
-            folder = resolve_model(self.init_from)
-            if not folder.is_dir():
-                raise ValueError(f"init_from {self.init_from!r} is neither a bundled model name nor an existing folder")
-            # a truncated or mismatched model fails here, not after the data is read
-            if not check_run_part(folder, "init_from"):
-                check_model_folder(folder / "transformer" if (folder / "transformer").is_dir() else folder, "init_from")
-        if not isinstance(self.output_dir, str) or not self.output_dir:
-            raise ValueError(f"output_dir must be a folder path, got {self.output_dir!r}")
-        check_output_folder(self.output_dir, "output_dir")
-        check_output_folder(Path(self.output_dir) / "checkpoints", "output_dir")  # a file there, or read-only
-        if self.data in ("image_folder", "video_folder"):
-            check_outside(self.output_dir, "output_dir", self.data_dir, "data_dir")
-        if self.resume is not None and self.resume != "latest":
-            from .checkpoints import checkpoint_step
-
-            if not isinstance(self.resume, str) or not Path(self.resume).is_dir():
-                raise ValueError(f"resume must be 'latest' or an existing checkpoint folder, got {self.resume!r}")
-            checkpoint_step(self.resume)  # a name like checkpoint-000500
-        if not self.resolution:
-            raise ValueError("resolution must name at least one size")
-        try:
-            buckets = self.buckets
-        except ValueError as error:
-            raise ValueError(f"resolution: {error}") from None
-        for bucket in buckets:
-            for axis, size in (("height", bucket.height), ("width", bucket.width)):
-                if size % self.patch_size:
-                    raise ValueError(
-                        f"resolution {bucket}: {axis} {size} is not divisible by patch_size {self.patch_size}"
-                    )
-            if bucket.frames is not None and bucket.frames % self.temporal_patch_size:
-                raise ValueError(
-                    f"resolution {bucket}: {bucket.frames} frames are not divisible by "
-                    f"temporal_patch_size {self.temporal_patch_size}"
-                )
-        if self.data not in ("image_folder", "video_folder"):  # a folder's items are bounded by its files
-            check_shuffle(self.dataset_size, self.batch_size, "dataset_size")
-        check_steps(self.sample_steps, "sample_steps")
-        self._validate_tracking()
-        from .validation import validation_sizes
-
-        validation_sizes(self)  # scales that round to the trained size, or to one another's: refused now
-        if self.calibrate_scales is not None:
-            from ..evaluation.calibrate import check_scales, target_sizes
-
-            scales = check_scales(self.calibrate_scales, "calibrate_scales")
-            bucket, patch = buckets[0], (self.patch_size, self.patch_size)
-            target_sizes((bucket.height, bucket.width), patch, scales, "calibrate_scales")
-            if self.data != "image_folder":
-                raise ValueError(
-                    f"calibrate_scales measures on the training folder: it needs data=image_folder, "
-                    f"got data={self.data!r} (calibrate later with axialrope calibrate --reference-dir)"
-                )
+        """ValueError (naming the field) for any bad value; checks that need no data or model. Each field's own
+        rule first (FIELD_RULES, in the order of the fields), then the rules between fields (RELATIONS)."""
+        for name, rule in FIELD_RULES.items():
+            rule(name, getattr(self, name))
+        for relation in RELATIONS:
+            relation(self)
         return self
 
-    def _validate_tracking(self) -> None:
-        """The trackers named are installed; the validation settings are whole steps and scales above 1."""
-        from ..sampling.memory import check_steps
-        from .tracking import trackers_for
 
-        if not isinstance(self.report_to, str):
-            raise ValueError(f"report_to must be a tracker name, got {self.report_to!r}")
-        trackers_for(self.report_to)
-        for name in ("validation_steps", "validation_num_inference_steps"):
-            if getattr(self, name) is not None:
-                _check_int(self, name, minimum=1)
-        if self.validation_num_inference_steps is not None:
-            check_steps(self.validation_num_inference_steps, "validation_num_inference_steps")
-        scales = self.validation_scales
-        if (
-            not isinstance(scales, (list, tuple))
-            or any(not is_real(s) or not 1 < s < math.inf for s in scales)
-            or len(set(scales)) != len(scales)
-        ):
+# -- the rule of each field: rule(name, value) raises a ValueError naming the field ----------
+
+Rule = Callable[[str, Any], None]
+
+
+def _one_of(choices: Sequence[str]) -> Rule:
+    def rule(name: str, value: Any) -> None:
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+    return rule
+
+
+def _data(name: str, value: Any) -> None:
+    """One of DATA_KINDS, whose package is installed (photographs: scikit-image)."""
+    _one_of(DATA_KINDS)(name, value)
+    if value == "photographs":
+        check_available()  # a missing package is a line, as for the trackers
+
+
+def _model_choice(registry: str) -> Rule:
+    """One of a registry of `axialrope.models` (DIT_SIZES, POSITION_ENCODINGS), read when a config is checked."""
+
+    def rule(name: str, value: Any) -> None:
+        import axialrope.models  # heavy: keeps --help fast
+
+        _one_of(tuple(getattr(axialrope.models, registry)))(name, value)
+
+    return rule
+
+
+def _integer(minimum: int, optional: bool = False) -> Rule:
+    """An integer >= minimum (optional: or None)."""
+
+    def rule(name: str, value: Any) -> None:
+        if value is None and optional:
+            return
+        if not is_int(value) or value < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        check_count(value, name)  # beyond it, float and int64 arithmetic overflow
+
+    return rule
+
+
+def _steps(optional: bool = False) -> Rule:
+    """Sampler steps: an integer >= 1 whose schedule fits in memory (optional: or None)."""
+
+    def rule(name: str, value: Any) -> None:
+        _integer(1, optional)(name, value)
+        if value is not None:
+            check_steps(value, name)
+
+    return rule
+
+
+def _non_negative(name: str, value: Any) -> None:
+    if not is_real(value) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
+
+
+def _positive(name: str, value: Any) -> None:
+    _non_negative(name, value)
+    if not value > 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+
+
+def _below_one(name: str, value: Any) -> None:
+    """A share or a decay: in [0, 1)."""
+    _non_negative(name, value)
+    if not value < 1:
+        raise ValueError(f"{name} must be below 1, got {value!r}")
+
+
+def _guidance(name: str, value: Any) -> None:
+    _non_negative(name, value)
+    check_guidance_scale(value)
+
+
+def _boolean(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def _sizes(name: str, value: Any) -> None:
+    if not value:
+        raise ValueError(f"{name} must name at least one size")
+
+
+def _scene_rotation(name: str, value: Any) -> None:
+    try:
+        SceneConfig(rotation=value)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+
+
+def _frame_noise_correlation(name: str, value: Any) -> None:
+    from axialrope.models.axial_dit.model import check_frame_noise_correlation  # heavy: keeps --help fast
+
+    check_frame_noise_correlation(value, is_video=True)
+
+
+def _init_from(name: str, value: Any) -> None:
+    """None, or a bundled model name or a folder whose weights are whole: a truncated or mismatched model fails
+    here, not after the data is read."""
+    if value is None:
+        return
+    from ..dit.runs import check_run_part  # heavy: keeps --help fast
+
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a model name or folder, got {value!r}")
+    check_text_path(value, name)
+    folder = resolve_model(value)
+    if not folder.is_dir():
+        raise ValueError(f"{name} {value!r} is neither a bundled model name nor an existing folder")
+    if not check_run_part(folder, name):
+        check_model_folder(folder / "transformer" if (folder / "transformer").is_dir() else folder, name)
+
+
+def _output_dir(name: str, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a folder path, got {value!r}")
+    check_output_folder(value, name)
+    check_output_folder(Path(value) / "checkpoints", name)  # a file there, or read-only
+
+
+def _resume(name: str, value: Any) -> None:
+    if value is None or value == "latest":
+        return
+    if not isinstance(value, str) or not Path(value).is_dir():
+        raise ValueError(f"{name} must be 'latest' or an existing checkpoint folder, got {value!r}")
+    checkpoint_step(value)  # a name like checkpoint-000500
+
+
+def _report_to(name: str, value: Any) -> None:
+    """A tracker name whose tracker is installed (`tracking.trackers_for`)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a tracker name, got {value!r}")
+    trackers_for(value)
+
+
+def _validation_scales(name: str, value: Any) -> None:
+    if (
+        not isinstance(value, (list, tuple))
+        or any(not is_real(s) or not 1 < s < math.inf for s in value)
+        or len(set(value)) != len(value)
+    ):
+        raise ValueError(
+            f"{name} must be distinct finite numbers above 1 (multiples of the trained side), got {value!r}"
+        )
+
+
+def _calibrate_scales(name: str, value: Any) -> None:
+    if value is not None:
+        check_scales(value, name)
+
+
+def _no_own_rule(name: str, value: Any) -> None:
+    """A flag (any value reads as true or false), or a field that only RELATIONS check."""
+
+
+FIELD_RULES: dict[str, Rule] = {
+    "data": _data,
+    "data_dir": _no_own_rule,  # RELATIONS: given exactly with the folder data kinds
+    "resolution": _sizes,  # RELATIONS: each size parsed, and divisible by the patch
+    "frames": _integer(1),
+    "random_flip": _no_own_rule,
+    "dataset_size": _integer(1),  # RELATIONS: an epoch's order fits in memory
+    "scene_rotation": _scene_rotation,
+    "num_workers": _integer(0),
+    "model_size": _model_choice("DIT_SIZES"),
+    "position_encoding": _model_choice("POSITION_ENCODINGS"),
+    "rope_theta": _no_own_rule,  # RELATIONS: one number, or one per axis of the data
+    "patch_size": _integer(1),
+    "temporal_patch_size": _integer(1),
+    "init_from": _init_from,
+    "class_conditional": _no_own_rule,
+    "label_dropout": _below_one,
+    "objective": _one_of(OBJECTIVES),
+    "timestep_sampling": _one_of(TIMESTEP_SAMPLINGS),
+    "frame_noise_correlation": _frame_noise_correlation,
+    "max_steps": _integer(1),
+    "batch_size": _integer(1),
+    "gradient_accumulation_steps": _integer(1),
+    "learning_rate": _positive,
+    "lr_scheduler": _one_of(LR_SCHEDULERS),
+    "lr_warmup_steps": _integer(0),
+    "adam_beta1": _below_one,
+    "adam_beta2": _below_one,
+    "weight_decay": _non_negative,
+    "max_grad_norm": _non_negative,
+    "mixed_precision": _one_of(MIXED_PRECISIONS),
+    "ema_decay": _below_one,
+    "output_dir": _output_dir,
+    "seed": _integer(0),
+    "checkpointing_steps": _integer(1),
+    "checkpoints_total_limit": _integer(1, optional=True),
+    "resume": _resume,
+    "overwrite_output_dir": _boolean,
+    "log_every": _integer(1),
+    "sample_steps": _steps(),
+    "samples_per_class": _integer(1),
+    "guidance_scale": _guidance,
+    "report_to": _report_to,
+    "validation_steps": _integer(1, optional=True),
+    "validation_scales": _validation_scales,
+    "validation_num_inference_steps": _steps(optional=True),
+    "calibrate_scales": _calibrate_scales,
+}
+
+
+# -- the rules between fields, once each field passed its own --------------------------------
+
+
+def _overwrite_or_resume(config: TrainConfig) -> None:
+    if config.overwrite_output_dir and config.resume is not None:
+        raise ValueError("overwrite_output_dir starts the run over and resume continues it: give one of them")
+
+
+def _scene_rotation_needs_shapes(config: TrainConfig) -> None:
+    if config.scene_rotation != 0 and config.data not in ("shapes", "moving_shapes"):
+        raise ValueError(f"scene_rotation is only read with data=shapes or moving_shapes, got data={config.data!r}")
+
+
+def _frame_noise_needs_video(config: TrainConfig) -> None:
+    if config.frame_noise_correlation and not config.is_video:
+        raise ValueError(
+            f"frame_noise_correlation needs video data ({', '.join(VIDEO_DATA)}), got data={config.data!r}"
+        )
+
+
+def _rope_theta_per_axis(config: TrainConfig) -> None:
+    axes, theta = (3 if config.is_video else 2), config.rope_theta
+    if (
+        not isinstance(theta, (list, tuple))
+        or len(theta) not in (1, axes)
+        or any(not is_real(v) or not 1 < v < math.inf for v in theta)
+    ):
+        raise ValueError(f"rope_theta must be one number above 1 or {axes} (one per axis), got {theta!r}")
+
+
+def _data_dir_with_folder_data(config: TrainConfig) -> None:
+    if config.data in FOLDER_DATA:
+        if not config.data_dir:
+            raise ValueError(f"data_dir is required with data={config.data!r}")
+        check_text_path(config.data_dir, "data_dir")  # config.yaml records it
+    elif config.data_dir:
+        raise ValueError(f"data_dir is only read with data=image_folder or video_folder, got data={config.data!r}")
+
+
+def _output_outside_data(config: TrainConfig) -> None:
+    if config.data in FOLDER_DATA:  # samples and checkpoints written among the images would be read as data
+        check_outside(config.output_dir, "output_dir", config.data_dir, "data_dir")
+
+
+def _sizes_fit_the_patch(config: TrainConfig) -> None:
+    try:
+        buckets = config.buckets
+    except ValueError as error:
+        raise ValueError(f"resolution: {error}") from None
+    for bucket in buckets:
+        for axis, size in (("height", bucket.height), ("width", bucket.width)):
+            if size % config.patch_size:
+                raise ValueError(
+                    f"resolution {bucket}: {axis} {size} is not divisible by patch_size {config.patch_size}"
+                )
+        if bucket.frames is not None and bucket.frames % config.temporal_patch_size:
             raise ValueError(
-                f"validation_scales must be distinct finite numbers above 1 (multiples of the trained "
-                f"side), got {scales!r}"
+                f"resolution {bucket}: {bucket.frames} frames are not divisible by "
+                f"temporal_patch_size {config.temporal_patch_size}"
             )
-        if scales and self.validation_steps is None:
-            raise ValueError("validation_scales is only read with validation_steps: give --validation-steps N")
 
 
-def _check_int(config: TrainConfig, name: str, minimum: int) -> None:
-    value = getattr(config, name)
-    if not is_int(value) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    check_count(value, name)  # beyond it, float and int64 arithmetic overflow
+def _epoch_order_fits(config: TrainConfig) -> None:
+    if config.data not in FOLDER_DATA:  # a folder's items are bounded by its files
+        check_shuffle(config.dataset_size, config.batch_size, "dataset_size")
+
+
+def _validation_scales_need_steps(config: TrainConfig) -> None:
+    if config.validation_scales and config.validation_steps is None:
+        raise ValueError("validation_scales is only read with validation_steps: give --validation-steps N")
+
+
+def _validation_sizes_differ(config: TrainConfig) -> None:
+    from .validation import validation_sizes  # heavy: keeps --help fast
+
+    validation_sizes(config)  # scales that round to the trained size, or to one another's: refused now
+
+
+def _calibration_sizes_differ(config: TrainConfig) -> None:
+    if config.calibrate_scales is not None:
+        bucket, patch = config.buckets[0], (config.patch_size, config.patch_size)
+        target_sizes((bucket.height, bucket.width), patch, config.calibrate_scales, "calibrate_scales")
+
+
+def _calibration_needs_image_folder(config: TrainConfig) -> None:
+    if config.calibrate_scales is not None and config.data != "image_folder":
+        raise ValueError(
+            f"calibrate_scales measures on the training folder: it needs data=image_folder, "
+            f"got data={config.data!r} (calibrate later with axialrope calibrate --reference-dir)"
+        )
+
+
+RELATIONS: tuple[Callable[[TrainConfig], None], ...] = (
+    _overwrite_or_resume,
+    _scene_rotation_needs_shapes,
+    _frame_noise_needs_video,
+    _rope_theta_per_axis,
+    _data_dir_with_folder_data,
+    _output_outside_data,
+    _sizes_fit_the_patch,
+    _epoch_order_fits,
+    _validation_scales_need_steps,
+    _validation_sizes_differ,
+    _calibration_sizes_differ,
+    _calibration_needs_image_folder,
+)
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -387,10 +535,6 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     suffix = path.suffix.lower()
     if suffix not in (".json", ".yaml", ".yml"):
         raise ValueError(f"config file must end in .yaml, .yml or .json, got {str(path)!r}")
-    import yaml
-
-    from ..sampling.memory import read_small_file  # torch: imported when a file is read, not for --help
-
     data = read_small_file(path, "config file")
     try:
         text = data.decode()
@@ -408,10 +552,6 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 def _load_yaml(text: str, where: str) -> Any:
     """yaml.safe_load, once the document is known to expand to at most MAX_CONFIG_VALUES values: an alias
     repeats a whole value, so a few hundred bytes can stand for billions of them."""
-    import yaml
-
-    from ..sampling.memory import MAX_CONFIG_VALUES
-
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

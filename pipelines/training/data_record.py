@@ -20,6 +20,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ..paths import write_text_atomically
+
 DATA_RECORD = "data.json"
 
 
@@ -72,8 +74,6 @@ def _file_digest(path) -> str:
 
 def write_data_record(output: str | Path, dataset) -> None:
     """Write <output>/data.json for a folder dataset (atomically); nothing for procedural data."""
-    from ..paths import write_text_atomically
-
     record = describe_data(dataset)
     if record is not None:
         write_text_atomically(Path(output) / DATA_RECORD, json.dumps(record, indent=2) + "\n")

@@ -9,6 +9,7 @@ from ..data.folders import ImageFolderDataset, VideoFolderDataset
 from ..data.photographs import PhotographsDataset
 from ..data.procedural import MovingShapesDataset, ShapesDataset, TexturesDataset
 from ..data.scenes import SceneConfig
+from ..evaluation.run_calibration import check_training_data
 from .config import TrainConfig
 
 
@@ -35,8 +36,6 @@ def build_dataset(config: TrainConfig) -> Dataset:
         raise ValueError(f"data: unknown kind {config.data!r}")
     dataset.check_buckets(buckets)
     if config.calibrate_scales:  # the calibration at the end needs images large enough
-        from ..evaluation.run_calibration import check_training_data
-
         check_training_data(dataset, config)
     return dataset
 

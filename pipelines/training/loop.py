@@ -19,7 +19,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -29,9 +29,18 @@ from diffusers.optimization import get_scheduler
 from diffusers.training_utils import EMAModel
 from tqdm.auto import tqdm
 
+from axialrope.models import create_dit
+from axialrope.models.axial_dit.inflate import initialize_from
+
 from ..data.scenes import mix_seed
+from ..dit.bundled import load_dit
+from ..dit.default_extrapolation import carried_default_extrapolation
+from ..dit.pipeline import AxialDiTPipeline
+from ..dit.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config, write_pipeline_config
+from ..evaluation.run_calibration import prepare
+from ..memory import check_sampling_memory, check_training_memory
 from ..objectives import draw_noise, drop_labels, make_objective, sample, training_loss
-from ..paths import publish, remove_tree, write_atomically
+from ..paths import check_free_space, publish, remove_tree, write_atomically
 from .checkpoints import latest_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .data_record import check_resume_data, with_absolute_data_dir, write_data_record
@@ -73,8 +82,6 @@ class TrainResult:
 
 def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module:
     """The DiT a config asks for, sized for its first bucket; class-conditional when the data has classes."""
-    from axialrope.models import create_dit
-
     bucket = config.buckets[0]
     return create_dit(
         config.model_size,
@@ -92,9 +99,6 @@ def build_model(config: TrainConfig, num_classes: int | None) -> torch.nn.Module
 
 def _initialize(model: torch.nn.Module, init_from: str, accelerator: Accelerator) -> None:
     """Overwrite the new model's weights with those of model `init_from` (inflated image -> video)."""
-    from axialrope.models.axial_dit.inflate import initialize_from
-
-    from ..sampling.bundled import load_dit
 
     counts = Counter(initialize_from(load_dit(init_from), model).values())
     accelerator.print(f"initialised from {init_from}: " + ", ".join(f"{n} tensors {a}" for a, n in counts.items()))
@@ -186,8 +190,6 @@ def _final_samples(model, config: TrainConfig, objective, device) -> tuple[torch
 
 def _check_memory(model, config: TrainConfig, device) -> None:
     """Before any work: a training step of the largest bucket, and the final sample grid, fit in memory."""
-    from ..sampling.memory import check_sampling_memory, check_training_memory
-
     largest = max(config.buckets, key=lambda b: math.prod(b.size))
     check_training_memory(model, config.batch_size, largest.size, device)
     count, _ = _final_sample_count(model, config)
@@ -206,8 +208,6 @@ def _check_memory(model, config: TrainConfig, device) -> None:
 
 def _check_disk(model, config: TrainConfig, output: Path) -> None:
     """Before any work: room on the disk for a checkpoint (two while the oldest is pruned) and the final models."""
-    from ..paths import check_free_space
-
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     checkpoint = weights * (4 if config.ema_decay > 0 else 3)  # weights, Adam's two moments, EMA
     finals = weights * (3 if config.ema_decay > 0 else 2)  # model/, model_ema/, pipeline/
@@ -218,10 +218,6 @@ def _check_disk(model, config: TrainConfig, output: Path) -> None:
 def _write_pipeline_config(model, dataset, objective, output: Path) -> None:
     """Main process: the run's pipeline without weights (pipeline-config/), so that every checkpoint and
     the final weights load as a pipeline with the data's class names and the objective's scheduler."""
-    from ..sampling.default_extrapolation import carried_default_extrapolation
-    from ..sampling.pipeline import AxialDiTPipeline
-    from ..sampling.runs import PIPELINE_CONFIG, write_pipeline_config
-
     class_names = getattr(dataset, "class_names", None) if model.config.num_classes else None
     kept = carried_default_extrapolation(output / PIPELINE_CONFIG)  # a resumed run keeps its calibration
     pipe = AxialDiTPipeline(model, objective.scheduler(), class_names, objective.name, kept)
@@ -244,8 +240,6 @@ def _write_final_outputs(accelerator, model, ema, config: TrainConfig, objective
     pipeline/ of the EMA weights (raw without EMA), last: until it appears, the folder serves the newest
     checkpoint, which holds the same weights. Everything is written aside first, and published only once the
     samples are known to be finite (NonFiniteLossError if not)."""
-    from ..sampling.runs import PIPELINE, PIPELINE_CONFIG, pipeline_from_config
-
     model = accelerator.unwrap_model(model)
     staged = {"model": _staged(output / "model", lambda temporary: model.save_pretrained(str(temporary)))}
     if ema is not None:
@@ -342,9 +336,53 @@ def train(config: TrainConfig, on_checkpoint: Callable[[int, Path], None] | None
             lock.__exit__(None, None, None)
 
 
+@dataclass
+class _Run:
+    """What the loop works with, fixed for this invocation: the prepared model and its optimisation, the
+    objective, the batch sampler (its length goes into checkpoints), where the run writes, and its clock."""
+
+    config: TrainConfig
+    accelerator: Accelerator
+    model: torch.nn.Module  # as accelerate prepared it (wrapped under several processes)
+    unwrapped: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    lr_scheduler: object
+    ema: EMAModel | None
+    objective: object
+    sampler: object
+    loss_log: LossLog | None  # the main process's; None on the others
+    on_checkpoint: Callable[[int, Path], None] | None
+    started: float  # time.perf_counter() at this invocation's start
+    seconds_before: float  # wall time of the run's earlier invocations, up to the checkpoint resumed
+
+    @property
+    def output(self) -> Path:
+        return Path(self.config.output_dir)
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.output / "checkpoints"
+
+    def seconds(self) -> float:
+        """The run's wall time so far, over its invocations."""
+        return self.seconds_before + time.perf_counter() - self.started
+
+
+@dataclass
+class _Progress:
+    """Where the run stands: what the loop advances, and what checkpoints, logs and the result read."""
+
+    step: int  # optimizer steps of the whole run
+    micro: int  # micro-batches drawn over the whole run (each seeds its noise)
+    saved_step: int | None  # the step of the newest checkpoint (None: none yet)
+    mean_loss: float = math.nan  # mean loss of the last logged window
+    window: list[torch.Tensor] = field(default_factory=list)  # losses since the last log
+    norms: list[torch.Tensor] = field(default_factory=list)  # gradient norms since the last log (with trackers)
+
+
 def _train_locked(config, accelerator, dataset, loader, sampler, started, on_checkpoint) -> TrainResult:
     """`train` once the run folder is locked: the checks that read it, then the writes, the loop, the outputs."""
-    output, checkpoints = Path(config.output_dir), Path(config.output_dir) / "checkpoints"
+    checkpoints = Path(config.output_dir) / "checkpoints"
     check_run_start(config)  # again, under the lock: another run may have written meanwhile
     resumed = find_resume_point(config.resume, checkpoints, accelerator)  # verified before anything is built
     if resumed is not None:
@@ -361,19 +399,63 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
         ema.to(accelerator.device)
     unwrapped = accelerator.unwrap_model(model)
 
-    step, micro, seconds_before, (epoch, skip) = 0, 0, 0.0, (0, 0)
+    progress, seconds_before, (epoch, skip) = _Progress(step=0, micro=0, saved_step=None), 0.0, (0, 0)
     if resumed is not None:
         trainer = restore(resumed, accelerator, unwrapped, optimizer, lr_scheduler, ema)
-        step, micro, seconds_before = resumed.step, trainer["micro_batches"], float(trainer["seconds"])
+        progress = _Progress(step=resumed.step, micro=trainer["micro_batches"], saved_step=resumed.step)
+        seconds_before = float(trainer["seconds"])
         epoch, skip = trainer["data"]["epoch"], trainer["data"]["batches_into_epoch"]
-        accelerator.print(f"resuming from {resumed.folder} at step {step}")
+        accelerator.print(f"resuming from {resumed.folder} at step {progress.step}")
         accelerator.print(describe_changes(changes))
     elif config.resume == "latest":
         accelerator.print(f"resume latest: no checkpoint in {checkpoints} yet, starting from step 0")
-    start_step, saved_step = step, (step if resumed is not None else None)
+    start_step = progress.step
     objective = make_objective(config.objective, config.timestep_sampling)
+    loss_log = _first_writes(accelerator, config, unwrapped, dataset, objective, resumed is not None, start_step)
+    start_trackers(accelerator, config, Path(config.output_dir), start_step)
+    run = _Run(
+        config=config,
+        accelerator=accelerator,
+        model=model,
+        unwrapped=unwrapped,
+        optimizer=optimizer,
+        lr_scheduler=lr_scheduler,
+        ema=ema,
+        objective=objective,
+        sampler=sampler,
+        loss_log=loss_log,
+        on_checkpoint=on_checkpoint,
+        started=started,
+        seconds_before=seconds_before,
+    )
 
-    # nothing was written before this point
+    batches = _endless_batches(loader, sampler, epoch, skip)
+    bar = tqdm(total=config.max_steps, initial=start_step, desc="train", disable=not accelerator.is_main_process)
+    model.train()
+    try:
+        _steps(run, progress, batches, bar)
+    finally:
+        bar.close()  # ends its line, so that an error's line starts on its own
+    _finish(run, progress.step)
+    is_main = accelerator.is_main_process
+    accelerator.end_training()
+    return TrainResult(
+        run.output,
+        progress.step,
+        progress.mean_loss,
+        time.perf_counter() - started,
+        unwrapped,
+        is_main,
+        start_step=start_step,
+        total_seconds=run.seconds(),
+    )
+
+
+def _first_writes(accelerator, config, unwrapped, dataset, objective, resumed: bool, step: int) -> LossLog | None:
+    """The run's first writes, once every check has passed (an overwritten run is cleared, the disk checked
+    first): config.yaml, data.json, the loss log continued from `step`, pipeline-config/. Returns the loss log on
+    the main process (the only one that writes), None on the others."""
+    output = Path(config.output_dir)
     refused = None
     if accelerator.is_main_process:
         if config.overwrite_output_dir:
@@ -386,111 +468,117 @@ def _train_locked(config, accelerator, dataset, loader, sampler, started, on_che
             refused = error
     if not _all_agree(accelerator, refused is None):
         raise refused or ValueError(f"output_dir {str(output)!r}: the main process found no room on its disk")
-    if accelerator.is_main_process:
-        if resumed is not None:  # the finished run's pipeline/ is out of date now: the newest checkpoint serves
-            remove_tree(output / "pipeline")
-        config.save(output / "config.yaml")
-        write_data_record(output, dataset)
-        log = LossLog(output / "loss.jsonl", resume_step=step, report=accelerator.print)
-        _write_pipeline_config(unwrapped, dataset, objective, output)
-    start_trackers(accelerator, config, output, step)
-    null_class = unwrapped.null_class
-    batches = _endless_batches(loader, sampler, epoch, skip)
-    generator = torch.Generator(device=accelerator.device)
-    progress = tqdm(total=config.max_steps, initial=step, desc="train", disable=not accelerator.is_main_process)
-    window, norms, mean_loss = [], [], math.nan
+    if not accelerator.is_main_process:
+        return None
+    if resumed:  # the finished run's pipeline/ is out of date now: the newest checkpoint serves
+        remove_tree(output / "pipeline")
+    config.save(output / "config.yaml")
+    write_data_record(output, dataset)
+    loss_log = LossLog(output / "loss.jsonl", resume_step=step, report=accelerator.print)
+    _write_pipeline_config(unwrapped, dataset, objective, output)
+    return loss_log
+
+
+def _steps(run: _Run, progress: _Progress, batches, bar) -> None:
+    """Optimizer steps until max_steps, each logged, validated and checkpointed when the config says; the run
+    ends on a checkpoint, so that it can be continued."""
+    config, accelerator, model = run.config, run.accelerator, run.model
+    null_class = run.unwrapped.null_class
     tracked = bool(accelerator.trackers)  # the main process's, when --report-to names any
-    run_seconds = lambda: seconds_before + time.perf_counter() - started  # noqa: E731
+    generator = torch.Generator(device=accelerator.device)
+    while progress.step < config.max_steps:
+        batch = next(batches)
+        # each micro-batch's noise from its own seed: a resumed run draws what the stopped one would have
+        generator.manual_seed(
+            mix_seed(config.seed, progress.micro * accelerator.num_processes + accelerator.process_index)
+        )
+        progress.micro += 1
+        x0 = batch["pixel_values"].to(accelerator.device)
+        labels = batch.get("class_labels") if null_class is not None else None
+        if labels is not None:
+            labels = drop_labels(labels.to(accelerator.device), config.label_dropout, null_class, generator)
+        with accelerator.accumulate(model):
+            loss = training_loss(model, run.objective, x0, labels, generator, config.frame_noise_correlation)
+            _stop_if_not_finite(loss, accelerator, progress.step, run.checkpoints)
+            accelerator.backward(loss)
+            if accelerator.sync_gradients:
+                norm = _clip_and_measure(accelerator, model, config.max_grad_norm, tracked)
+                progress.norms += [norm.detach()] if tracked else []
+            run.optimizer.step()
+            run.lr_scheduler.step()
+            run.optimizer.zero_grad(set_to_none=True)
+        progress.window.append(loss.detach())
+        if not accelerator.sync_gradients:
+            continue
 
-    def checkpoint() -> None:
-        nonlocal saved_step
-        _stop_if_weights_not_finite(unwrapped, step, checkpoints)
-        trainer = trainer_counters(accelerator, micro, len(sampler), run_seconds(), config)
-        main = accelerator.is_main_process
-        components = checkpoint_components(unwrapped, optimizer, lr_scheduler, ema) if main else {}
-        folder = save_checkpoint(accelerator, checkpoints, step, components, trainer, config.checkpoints_total_limit)
-        saved_step = step
-        if on_checkpoint is not None:
-            on_checkpoint(step, folder)
+        progress.step += 1
+        if run.ema is not None:
+            run.ema.step(run.unwrapped.parameters())
+        bar.update(1)
+        if progress.step % config.log_every == 0 or progress.step == config.max_steps:
+            _log(run, progress, bar)
+        if config.validation_steps and progress.step % config.validation_steps == 0:
+            _sample_validation(
+                run, progress.step
+            )  # before the checkpoint: a run stopped in between samples this step again
+        if progress.step % config.checkpointing_steps == 0:
+            _checkpoint(run, progress)
+    if progress.saved_step != progress.step:
+        _checkpoint(run, progress)
 
-    def validation() -> None:
-        if accelerator.is_main_process:  # the others wait for it at the next step's collectives
-            try:
-                images = validate(unwrapped, ema, config, output, step, accelerator.device)
-            except ValueError as error:  # the pipeline's samples were not finite
-                raise NonFiniteLossError(f"validation at step {step}: {error}") from None
-            log_images(accelerator, step, images)
 
-    def steps() -> None:
-        nonlocal step, micro, window, norms, mean_loss
-        while step < config.max_steps:
-            batch = next(batches)
-            generator.manual_seed(mix_seed(config.seed, micro * accelerator.num_processes + accelerator.process_index))
-            micro += 1
-            x0 = batch["pixel_values"].to(accelerator.device)
-            labels = batch.get("class_labels") if null_class is not None else None
-            if labels is not None:
-                labels = drop_labels(labels.to(accelerator.device), config.label_dropout, null_class, generator)
-            with accelerator.accumulate(model):
-                loss = training_loss(model, objective, x0, labels, generator, config.frame_noise_correlation)
-                _stop_if_not_finite(loss, accelerator, step, checkpoints)
-                accelerator.backward(loss)
-                if accelerator.sync_gradients:
-                    norm = _clip_and_measure(accelerator, model, config.max_grad_norm, tracked)
-                    norms += [norm.detach()] if tracked else []
-                optimizer.step()
-                lr_scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-            window.append(loss.detach())
-            if not accelerator.sync_gradients:
-                continue
+def _log(run: _Run, progress: _Progress, bar) -> None:
+    """The mean loss of the window since the last log (over the processes), the learning rate and the mean
+    gradient norm: into loss.jsonl, the progress bar and the trackers."""
+    accelerator = run.accelerator
+    progress.mean_loss = accelerator.reduce(torch.stack(progress.window).mean(), reduction="mean").item()
+    progress.window = []
+    bar.set_postfix(loss=f"{progress.mean_loss:.4f}")
+    lr = run.lr_scheduler.get_last_lr()[0]
+    if accelerator.is_main_process:
+        run.loss_log.write(progress.step, progress.mean_loss, lr, run.seconds())
+    scalars = {"loss": progress.mean_loss, "lr": lr}
+    if progress.norms:  # the mean over the steps since the last log, as the loss
+        scalars["grad_norm"], progress.norms = torch.stack(progress.norms).mean().item(), []
+    log_scalars(accelerator, progress.step, **scalars)
 
-            step += 1
-            if ema is not None:
-                ema.step(unwrapped.parameters())
-            progress.update(1)
-            if step % config.log_every == 0 or step == config.max_steps:
-                mean_loss = accelerator.reduce(torch.stack(window).mean(), reduction="mean").item()
-                window = []
-                progress.set_postfix(loss=f"{mean_loss:.4f}")
-                lr = lr_scheduler.get_last_lr()[0]
-                if accelerator.is_main_process:
-                    log.write(step, mean_loss, lr, run_seconds())
-                scalars = {"loss": mean_loss, "lr": lr}
-                if norms:  # the mean over the steps since the last log, as the loss
-                    scalars["grad_norm"], norms = torch.stack(norms).mean().item(), []
-                log_scalars(accelerator, step, **scalars)
-            if config.validation_steps and step % config.validation_steps == 0:
-                validation()  # before the checkpoint: a run stopped in between samples this step again
-            if step % config.checkpointing_steps == 0:
-                checkpoint()
-        if saved_step != step:  # every run ends on a checkpoint, so that it can be continued
-            checkpoint()
 
-    model.train()
+def _sample_validation(run: _Run, step: int) -> None:
+    """The main process samples the validation images of `step` (the others wait for it at the next step's
+    collectives); NonFiniteLossError if the samples are not finite."""
+    if not run.accelerator.is_main_process:
+        return
     try:
-        steps()
-    finally:
-        progress.close()  # ends its line, so that an error's line starts on its own
+        images = validate(run.unwrapped, run.ema, run.config, run.output, step, run.accelerator.device)
+    except ValueError as error:  # the pipeline's samples were not finite
+        raise NonFiniteLossError(f"validation at step {step}: {error}") from None
+    log_images(run.accelerator, step, images)
 
+
+def _checkpoint(run: _Run, progress: _Progress) -> None:
+    """Save the checkpoint of the step reached (every process takes part, the main one writes), then call
+    `on_checkpoint` with (step, folder)."""
+    accelerator, step = run.accelerator, progress.step
+    _stop_if_weights_not_finite(run.unwrapped, step, run.checkpoints)
+    trainer = trainer_counters(accelerator, progress.micro, len(run.sampler), run.seconds(), run.config)
+    main = accelerator.is_main_process
+    components = checkpoint_components(run.unwrapped, run.optimizer, run.lr_scheduler, run.ema) if main else {}
+    folder = save_checkpoint(
+        accelerator, run.checkpoints, step, components, trainer, run.config.checkpoints_total_limit
+    )
+    progress.saved_step = step
+    if run.on_checkpoint is not None:
+        run.on_checkpoint(step, folder)
+
+
+def _finish(run: _Run, step: int) -> None:
+    """After the last step: the main process writes the final outputs, then (calibrate_scales) the run's own
+    default extrapolation, measured on its data; every process waits for it."""
+    accelerator = run.accelerator
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        _stop_if_weights_not_finite(unwrapped, step, checkpoints)
-        _write_final_outputs(accelerator, model, ema, config, objective, output)
-    if config.calibrate_scales and accelerator.is_main_process:  # the run's own default, measured on its data
-        from ..evaluation.run_calibration import prepare
-
-        prepare(output, config.data_dir, config.calibrate_scales, report=accelerator.print).run()
+        _stop_if_weights_not_finite(run.unwrapped, step, run.checkpoints)
+        _write_final_outputs(accelerator, run.model, run.ema, run.config, run.objective, run.output)
+    if run.config.calibrate_scales and accelerator.is_main_process:  # the run's own default, measured on its data
+        prepare(run.output, run.config.data_dir, run.config.calibrate_scales, report=accelerator.print).run()
     accelerator.wait_for_everyone()
-    is_main = accelerator.is_main_process
-    accelerator.end_training()
-    return TrainResult(
-        output,
-        step,
-        mean_loss,
-        time.perf_counter() - started,
-        unwrapped,
-        is_main,
-        start_step=start_step,
-        total_seconds=run_seconds(),
-    )

@@ -12,6 +12,8 @@ from torchvision.utils import save_image
 
 from axialrope.validation import is_int, is_real
 
+from ..paths import write_text_atomically
+
 
 class LossLog:
     """A JSON-lines file of {"step", "loss", "lr", "seconds"} records, written by the main process.
@@ -24,8 +26,6 @@ class LossLog:
     """
 
     def __init__(self, path: str | Path, resume_step: int = 0, report: Callable[[str], None] = print):
-        from ..paths import write_text_atomically
-
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = self.path.read_text(errors="replace") if self.path.exists() else None
@@ -91,10 +91,10 @@ def read_loss_log(path: str | Path) -> list[dict]:
 
 def plot_loss(log_path: str | Path, png_path: str | Path) -> None:
     """Plot a loss log: the logged losses and a centred running mean, log-scaled loss axis."""
-    import matplotlib
+    import matplotlib  # heavy; selects Agg backend
 
     matplotlib.use("Agg")  # no display needed
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after Agg is chosen
 
     records = read_loss_log(log_path)
     figure, axis = plt.subplots(figsize=(6, 3.5), dpi=120)

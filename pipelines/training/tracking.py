@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..paths import write_text_atomically
+
 TRACKERS = ("tensorboard", "wandb")
 REPORT_TO = (*TRACKERS, "all", "none", "auto")
 PROJECT = "axialrope"  # accelerate's project name: tensorboard's subfolder of logs/, wandb's project
@@ -25,10 +27,13 @@ LOGS = "logs"
 _INSTALL = {"tensorboard": "pip install tensorboard (or axialrope[tracking])", "wandb": "pip install wandb"}
 
 
-def _installed(name: str) -> bool:
-    from accelerate.utils import is_tensorboard_available, is_wandb_available
+def installed_trackers() -> list[str]:
+    """The TRACKERS whose package is installed here: the one place `trackers_for` asks (a test that needs a
+    machine without them replaces this function)."""
+    from accelerate.utils import is_tensorboard_available, is_wandb_available  # heavy: keeps --help fast
 
-    return {"tensorboard": is_tensorboard_available, "wandb": is_wandb_available}[name]()
+    available = {"tensorboard": is_tensorboard_available, "wandb": is_wandb_available}
+    return [name for name in TRACKERS if available[name]()]
 
 
 def trackers_for(report_to: str) -> list[str]:
@@ -39,17 +44,17 @@ def trackers_for(report_to: str) -> list[str]:
         raise ValueError(f"report_to must be one of {', '.join(REPORT_TO)}; got {report_to!r}")
     if report_to == "none":
         return []
+    installed = installed_trackers()
     if report_to == "auto":
-        return ["tensorboard"] if _installed("tensorboard") else []
+        return ["tensorboard"] if "tensorboard" in installed else []
     if report_to == "all":
-        found = [name for name in TRACKERS if _installed(name)]
-        if not found:
+        if not installed:
             raise ValueError(
                 f"report_to all: none of {', '.join(TRACKERS)} is installed; "
                 f"{_INSTALL['tensorboard']}, or give --report-to none"
             )
-        return found
-    if not _installed(report_to):
+        return installed
+    if report_to not in installed:
         raise ValueError(
             f"report_to {report_to}: the {report_to} package is not installed; "
             f"{_INSTALL[report_to]}, or give --report-to none"
@@ -61,7 +66,7 @@ def accelerator_kwargs(names: list[str], output: Path) -> dict:
     """`Accelerator` keyword arguments for trackers `names` logging into `output`/logs."""
     if not names:
         return {}
-    from accelerate.utils import ProjectConfiguration
+    from accelerate.utils import ProjectConfiguration  # heavy: keeps --help fast
 
     return {
         "log_with": names,
@@ -80,8 +85,6 @@ def _hyperparameters(config) -> dict:
 
 def _wandb_run_id(output: Path, start_step: int) -> str:
     """The id of the run's wandb run: read back on a resume, so that it goes on in the same wandb run."""
-    from ..paths import write_text_atomically
-
     path = output / LOGS / "wandb-run-id"
     if start_step and path.is_file():
         return path.read_text().strip()

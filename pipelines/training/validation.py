@@ -20,7 +20,9 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 
+from ..dit.runs import PIPELINE_CONFIG, pipeline_from_config
 from ..evaluation.calibrate import target_sizes
+from ..memory import check_sampling_memory
 from ..paths import write_atomically
 from .outputs import save_sample_grid
 
@@ -63,8 +65,6 @@ def inference_steps(config) -> int:
 
 def check_validation_memory(model, config, device) -> None:
     """Before any work: the largest validation size fits in memory (ValueError naming validation_scales)."""
-    from ..sampling.memory import check_sampling_memory
-
     if not config.validation_steps:
         return
     labels = validation_labels(model)
@@ -100,8 +100,6 @@ def validate(model, ema, config, output: Path, step: int, device) -> dict[str, l
     """Sample the validation sizes with the EMA weights (the raw ones without EMA) and write
     `validation/step-NNNNNN/`; returns the images by tracker tag ("validation/1x", ...). The model's
     weights, mode and RoPE settings and the global random generators are as before on return."""
-    from ..sampling.runs import PIPELINE_CONFIG, pipeline_from_config
-
     devices = [torch.device(device).index or 0] if torch.device(device).type == "cuda" else []
     was_training = model.training
     sizes = validation_sizes(config)

@@ -203,7 +203,7 @@ class Kit:
 
     def limit_memory(self, gib: float) -> None:
         """The memory pre-flight sees `gib` GiB free, on any machine."""
-        from axialrope.pipelines.sampling import memory
+        from axialrope.pipelines import memory
 
         self._request.getfixturevalue("monkeypatch").setattr(
             memory, "available_bytes", lambda device="cpu": int(gib * 2**30)
@@ -216,10 +216,10 @@ class Kit:
         self._request.getfixturevalue("monkeypatch").setattr(paths, "free_bytes", lambda path: int(mib * 2**20))
 
     def hide_trackers(self) -> None:
-        """No experiment tracker's package looks installed (`tracking._installed`), on any machine."""
+        """No experiment tracker's package looks installed (`tracking.installed_trackers`), on any machine."""
         from axialrope.pipelines.training import tracking
 
-        self._request.getfixturevalue("monkeypatch").setattr(tracking, "_installed", lambda name: False)
+        self._request.getfixturevalue("monkeypatch").setattr(tracking, "installed_trackers", lambda: [])
 
     def hide_package(self, name: str) -> None:
         """Importing the package `name` fails as where it is not installed, on any machine."""
@@ -266,7 +266,7 @@ class Kit:
 
     def pipeline_folder(self) -> Path:
         """A copy of the bundled image pipeline, to damage."""
-        from axialrope.pipelines.sampling.bundled import bundled_model_path
+        from axialrope.pipelines.dit.bundled import bundled_model_path
 
         return Path(shutil.copytree(bundled_model_path("shapes-rope"), self.tmp / "pipe"))
 
@@ -331,7 +331,7 @@ class Kit:
 
 @pytest.fixture(scope="session")
 def bundled_pipe():
-    from axialrope.pipelines.sampling.bundled import load_pipeline
+    from axialrope.pipelines.dit.bundled import load_pipeline
 
     return load_pipeline(None, "cpu")
 

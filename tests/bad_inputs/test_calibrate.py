@@ -1,9 +1,11 @@
-"""Bad inputs of calibration: `axialrope calibrate`, `pipe.calibrate` and `axialrope train --calibrate-scales`.
+"""Bad inputs of calibration: `axialrope calibrate`, `axialrope.pipelines.calibrate` and `axialrope train
+--calibrate-scales`.
 Each is refused before any work, and the run is left as it was."""
 
 import pytest
 import torch
 
+from axialrope.pipelines import calibrate as calibrate_pipe  # `calibrate` here builds the CLI's arguments
 from axialrope.pipelines.cli.interrupts import Terminated
 from axialrope.pipelines.evaluation import calibrate as calibration
 from axialrope.pipelines.evaluation.references import ReferenceImages
@@ -43,7 +45,7 @@ def retarget(run, folder):
 
 def tiny_pipe():
     from axialrope.models import create_dit
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     torch.manual_seed(0)
     return AxialDiTPipeline.from_model(create_dit("tiny", sample_size=8, in_channels=3, num_classes=2).eval())
@@ -204,38 +206,38 @@ def test_a_bad_calibration_is_refused_before_work_and_leaves_the_run(expect_usag
 CASES = [
     (
         "pipe-calibrate-references-not-images",
-        lambda k: lambda: tiny_pipe().calibrate("not a folder", scales=[2]),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), "not a folder", scales=[2]),
         FileNotFoundError,
         "reference_images",
     ),
     (
         "pipe-calibrate-references-of-ints",
-        lambda k: lambda: tiny_pipe().calibrate(torch.zeros(4, 3, 16, 16, dtype=torch.uint8)),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.zeros(4, 3, 16, 16, dtype=torch.uint8)),
         ValueError,
         "float",
     ),
     (
         "pipe-calibrate-references-out-of-range",
-        lambda k: lambda: tiny_pipe().calibrate(torch.full((4, 3, 16, 16), 255.0)),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.full((4, 3, 16, 16), 255.0)),
         ValueError,
         "[0, 1]",
     ),
-    ("pipe-calibrate-references-of-a-number", lambda k: lambda: tiny_pipe().calibrate(3), TypeError, "folder"),
+    ("pipe-calibrate-references-of-a-number", lambda k: lambda: calibrate_pipe(tiny_pipe(), 3), TypeError, "folder"),
     (
         "pipe-calibrate-scale-a-number",
-        lambda k: lambda: tiny_pipe().calibrate(torch.rand(4, 3, 16, 16), scales=2),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.rand(4, 3, 16, 16), scales=2),
         ValueError,
         "scales",
     ),
     (
         "pipe-calibrate-labels-wrong-count",
-        lambda k: lambda: tiny_pipe().calibrate(torch.rand(4, 3, 16, 16), class_labels=[0, 1]),
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), torch.rand(4, 3, 16, 16), class_labels=[0, 1]),
         ValueError,
         "labels",
     ),
     (
         "pipe-calibrate-folder-with-labels",  # a folder's classes are its class folders: the labels went unused
-        lambda k: (f := photos(k), lambda: tiny_pipe().calibrate(f, class_labels=[0, 1, 0, 1]))[-1],
+        lambda k: (f := photos(k), lambda: calibrate_pipe(tiny_pipe(), f, class_labels=[0, 1, 0, 1]))[-1],
         ValueError,
         "class folders",
     ),

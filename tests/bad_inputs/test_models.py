@@ -65,7 +65,7 @@ def wan_with(method: str, **options):
 
 def video_pipe(k):
     """A tiny video DiT's pipeline: 4 frames of 8x8, its time axis 4 channels (2 frequency pairs)."""
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     pipe = AxialDiTPipeline.from_model(k.dit(num_frames=4, rope_axes_dims=(4, 6, 6)))
     pipe.set_progress_bar_config(disable=True)

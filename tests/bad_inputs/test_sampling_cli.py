@@ -12,10 +12,10 @@ import torch
 from axialrope.models import DiT
 from axialrope.pipelines.cli.interrupts import Terminated
 from axialrope.pipelines.cli.preflight import check_device
+from axialrope.pipelines.dit.bundled import load_dit, load_pipeline
+from axialrope.pipelines.memory import check_sampling_memory
 from axialrope.pipelines.objectives import make_objective, sample
 from axialrope.pipelines.paths import check_free_space, check_output_file, check_output_folder
-from axialrope.pipelines.sampling.bundled import load_dit, load_pipeline
-from axialrope.pipelines.sampling.memory import check_sampling_memory
 
 from .conftest import BEYOND_A_FLOAT, NOT_UTF8, snapshot
 
@@ -24,7 +24,7 @@ NEEDS_NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="this machin
 
 def nan_weights_pipe(k):
     """A tiny DiT pipeline with one NaN weight: its samples cannot be finite."""
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     model = k.dit()
     with torch.no_grad():
@@ -49,7 +49,7 @@ def deep_run_config(run):
 def class_ids(k, names: list[str] | None, texts: tuple[str, ...]):
     """The call: the class ids that `--classes *texts` samples with a tiny pipeline of classes `names`."""
     from axialrope.pipelines.cli.sample import class_label
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     pipe = AxialDiTPipeline.from_model(k.dit(num_classes=3), class_names=names)
     return lambda: [pipe.class_id(class_label(pipe, text)) for text in texts]
@@ -666,7 +666,7 @@ def old_set(k) -> Path:
 
 def stopped_sampling(k, stop=KeyboardInterrupt) -> list[str]:
     """`sample --out v.png` over an old set, stopped (Ctrl-C or SIGTERM) while the pipeline samples."""
-    from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
     out = old_set(k)
     k.interrupt(AxialDiTPipeline, "__call__", stop)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from axialrope.pipelines.cli.interrupts import Terminated
-from axialrope.pipelines.sampling.runs import load_run_pipeline
+from axialrope.pipelines.dit.runs import load_run_pipeline
 from axialrope.pipelines.training import loop
 from axialrope.pipelines.training.checkpoints import DamagedCheckpointError, find_resumable, read_checkpoint
 from axialrope.pipelines.training.config import TrainConfig, read_config_file
@@ -123,7 +123,7 @@ CALIBRATED = [
 
 def calibrated(run: Path) -> Path:
     """The run as `axialrope calibrate` leaves it: CALIBRATED recorded in its pipeline/ and pipeline-config/."""
-    from axialrope.pipelines.sampling.default_extrapolation import write_default_extrapolations
+    from axialrope.pipelines.dit.default_extrapolation import write_default_extrapolations
 
     write_default_extrapolations([run / "pipeline", run / "pipeline-config"], CALIBRATED)
     return run

@@ -49,7 +49,11 @@ def test_a_smaller_cache_size_drops_the_oldest_tables():
     for n in range(1, 5):
         rope.for_grid(n)
     rope.cache_size = 2
-    assert len(rope._cache) == 2 and [key[1] for key in rope._cache] == [(3,), (4,)]
+    assert rope.cache_info() == (0, 4, 2, 2)  # (hits, misses, maxsize, currsize)
+    rope.for_grid(3), rope.for_grid(4)  # the two newest were kept
+    assert rope.cache_info().hits == 2
+    rope.for_grid(2)  # an older one was dropped
+    assert rope.cache_info().misses == 5
 
 
 def test_attention_keeps_its_rope_after_a_failed_change():

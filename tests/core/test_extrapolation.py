@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from axialrope import EXTRAPOLATION_METHODS, AxialRotaryEmbedding, Extrapolation, rope_frequencies
+from axialrope.extrapolation import split_name
 from axialrope.frequencies import riflex_intrinsic_index
 
 AXES_DIMS = (16, 24, 24)
@@ -116,3 +117,40 @@ def test_smaller_grids_keep_the_trained_encoding():
 def test_bad_input(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize(
+    "name, options, expected",
+    [
+        ("yarn", {}, Extrapolation("yarn")),
+        ("yarn+entropy", {"beta_fast": 16.0}, Extrapolation("yarn", entropy_scaling=True, beta_fast=16.0)),
+        ("pi", {"entropy_scaling": True}, Extrapolation("pi", entropy_scaling=True)),
+        ("pi+entropy", {"entropy_scaling": False}, Extrapolation("pi", entropy_scaling=True)),  # the suffix adds it
+        (Extrapolation("ntk"), {}, Extrapolation("ntk")),
+        (Extrapolation("yarn"), {"beta_slow": 2.0}, Extrapolation("yarn", beta_slow=2.0)),
+        (Extrapolation("pi", entropy_scaling=True), {"entropy_scaling": False}, Extrapolation("pi")),
+    ],
+)
+def test_from_name_reads_a_name_or_an_extrapolation_with_options(name, options, expected):
+    assert Extrapolation.from_name(name, **options) == expected
+
+
+def test_split_name_reads_the_entropy_suffix_of_any_name():
+    assert split_name("yarn+entropy") == ("yarn", True) and split_name("auto") == ("auto", False)
+    with pytest.raises(TypeError, match="method must be a method name"):
+        split_name(3)
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: Extrapolation.from_name("yarn", beta_fastt=1.0), TypeError, "unknown option 'beta_fastt'"),
+        (lambda: Extrapolation.from_name(Extrapolation("pi"), method="ntk"), TypeError, "unknown option 'method'"),
+        (lambda: Extrapolation.from_name("auto"), ValueError, "method must be one of"),
+        (lambda: Extrapolation.from_name("pi", beta_fast=16.0), ValueError, "beta_fast=16.0 is not read by"),
+        (lambda: Extrapolation.from_name(Extrapolation("pi"), beta_fast=16.0), ValueError, "is not read by"),
+    ],
+)
+def test_from_name_refuses_what_it_cannot_read(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -8,6 +8,7 @@ from transformers import LlamaConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from axialrope import RopeScaling, rope_frequencies
+from axialrope.frequencies import scaling_is_identity
 
 
 def transformers_frequencies(params: dict, dim: int, theta: float, max_position_embeddings: int, seq_len=None):
@@ -159,3 +160,22 @@ def test_dict_forms_are_equivalent():
         assert torch.equal(inv_freq, results[0][0]) and factor == results[0][1]
     assert RopeScaling.from_dict(typed.to_dict()) == typed
     assert hash(RopeScaling.from_dict(legacy)) == hash(typed)
+
+
+@pytest.mark.parametrize(
+    "scaling, identity",
+    [
+        (None, True),
+        (RopeScaling("default"), True),
+        (RopeScaling("linear", factor=1.0), True),
+        (RopeScaling("linear", factor=2.0), False),
+        (RopeScaling("riflex", factor=1.0, original_max_position_embeddings=4, riflex_index=3), True),  # before N_k
+        (RopeScaling("riflex", factor=9.0, original_max_position_embeddings=4, riflex_index=3), False),
+        ({"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 8}, False),
+        (RopeScaling("yarn", factor=2.0, original_max_position_embeddings=8, attention_factor=1.0), False),
+    ],
+)
+def test_scaling_is_identity_where_frequencies_and_gain_stay_as_trained(scaling, identity):
+    scaled, gain = rope_frequencies(16, 100.0, scaling)
+    assert (gain == 1.0 and torch.equal(scaled, rope_frequencies(16, 100.0)[0])) == identity  # the definition
+    assert scaling_is_identity(16, 100.0, scaling) == identity

@@ -1,8 +1,10 @@
 """Rotary tables: axis blocks, attention factors, and caches that key on everything."""
 
+import pytest
 import torch
 
 from axialrope import AxialRotaryEmbedding, RotaryEmbedding, grid_coords, rope_frequencies
+from axialrope.tables import axial_cos_sin, axis_cos_sin
 
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}
 
@@ -63,7 +65,7 @@ def test_cache_is_bounded():
     rope = AxialRotaryEmbedding((8,), cache_size=3)
     for n in range(1, 10):
         rope.for_grid(n)
-    assert len(rope._cache) == 3
+    assert rope.cache_info().currsize == 3 and rope.cache_info().misses == 9
 
 
 def test_dynamic_scaling_follows_the_current_length():
@@ -78,3 +80,28 @@ def test_dynamic_scaling_follows_the_current_length():
 def test_module_dtype_casts_do_not_touch_the_tables():
     rope = AxialRotaryEmbedding((8, 8)).to(torch.bfloat16)
     assert rope(grid_coords(3, 3))[0].dtype == torch.float32
+
+
+def test_the_table_builders_are_the_modules_tables():
+    """axial_cos_sin and axis_cos_sin are what the modules cache; gain multiplies the float32 table."""
+    coords = grid_coords(3, 4, 5, offset=0.5)
+    dims, thetas, scalings = (8, 12, 12), (100.0, 1e4, 500.0), [None, YARN, {"rope_type": "ntk", "factor": 2.0}]
+    module = AxialRotaryEmbedding(dims, theta=thetas, scaling=scalings)(coords)
+    built = axial_cos_sin(coords, dims, thetas, scalings)
+    assert all(torch.equal(a, b) for a, b in zip(module, built, strict=True))
+    cos, sin = axis_cos_sin(torch.arange(7.0), 12, 1e4, YARN, gain=1.5)
+    plain = RotaryEmbedding(12, scaling=YARN)(torch.arange(7.0))
+    assert torch.equal(cos, plain[0] * 1.5) and torch.equal(sin, plain[1] * 1.5)
+
+
+def test_the_table_builders_refuse_what_they_cannot_build():
+    with pytest.raises(ValueError, match="one theta and one scaling per axis"):
+        axial_cos_sin(grid_coords(2, 2), (8, 8), (1e4,), (None, None))
+    with pytest.raises(ValueError, match="n_axes=2"):
+        axial_cos_sin(grid_coords(2, 2, 2), (8, 8), (1e4, 1e4), (None, None))
+    with pytest.raises(ValueError, match="finite"):
+        axis_cos_sin(torch.tensor([0.0, float("nan")]), 8, 1e4)
+    with pytest.raises(ValueError, match=r"shape \(n,\)"):
+        axis_cos_sin(torch.zeros(2, 2), 8, 1e4)
+    with pytest.raises(TypeError, match="positions must be a torch.Tensor"):
+        axis_cos_sin([0.0, 1.0], 8, 1e4)

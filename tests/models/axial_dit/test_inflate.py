@@ -7,7 +7,7 @@ from einops import rearrange
 from axialrope.models import DiT, create_dit
 from axialrope.models.axial_dit.inflate import inflate_from_image, initialize_from, rotary_pair_sources
 from axialrope.pipelines.data.procedural import ShapesDataset
-from axialrope.pipelines.sampling.bundled import load_dit
+from axialrope.pipelines.dit.bundled import load_dit
 
 
 def video_like(image, frames=4, temporal_patch_size=2, **overrides):

@@ -237,7 +237,7 @@ def reference_for(kind) -> callable:
 REFERENCES = {
     "IdsKind": ids_reference,
     "QwenKind": qwen_reference,
-    "GridKind": grid_reference,
+    "LatentGridKind": grid_reference,
     "PipelineTablesKind": grid_reference,  # every axis beyond its trained length: token-index positions
     "LTXKind": ltx_reference,
     "FrameIndicesKind": framepack_reference,

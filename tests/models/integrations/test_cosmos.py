@@ -3,7 +3,7 @@
 import pytest
 
 from axialrope.models.integrations.registry import family_for_class
-from axialrope.models.integrations.rope_kinds.cosmos import cosmos_thetas
+from axialrope.models.integrations.ropes.cosmos import cosmos_thetas
 
 
 def test_the_config_picks_cosmos_trained_grid():

@@ -8,8 +8,8 @@ import torch
 
 from axialrope import Extrapolation
 from axialrope.models import apply_extrapolation
-from axialrope.models.integrations.rope_kinds.base import RopeSetup
-from axialrope.models.integrations.rope_kinds.mrope import pair_axes
+from axialrope.models.integrations.ropes.base import RopeSetup
+from axialrope.models.integrations.ropes.ideogram4 import pair_axes
 
 
 def _omni():

@@ -1,4 +1,4 @@
-"""Positions fitted into a fixed extent (rope_kinds/fitted.py): HunyuanDiT's pipeline fits every grid
+"""Positions fitted into a fixed extent (ropes/fitted.py): HunyuanDiT's pipeline fits every grid
 into its 512 px box, so beyond the trained grid PI at the trained spacing is the pipeline's own fitting
 on a square grid, while the other methods differ; a HunyuanDiT ControlNet pipeline gets both models."""
 

@@ -95,8 +95,8 @@ def _edit_layout(grid, condition=(2, 4), text=(3, 2)):
 
 
 def test_qwen21_positions_are_the_models_own_with_a_condition_image(tiny):
-    from axialrope.models.integrations.rope_kinds.base import axial_table
-    from axialrope.models.integrations.rope_kinds.qwen21 import joint_positions
+    from axialrope.models.integrations.ropes.base import axial_table
+    from axialrope.models.integrations.ropes.qwen_image import joint_positions
 
     model = tiny.TINY["qwen-image-2.1"].make()
     shapes, mask = _edit_layout((5, 4))
@@ -107,7 +107,7 @@ def test_qwen21_positions_are_the_models_own_with_a_condition_image(tiny):
 
 @pytest.mark.parametrize("rule", ["cover", "keep"])
 def test_qwen21_condition_image_beyond_the_trained_grid_follows_the_reference_rule(rule, tiny):
-    from axialrope.models.integrations.rope_kinds.qwen21 import joint_positions
+    from axialrope.models.integrations.ropes.qwen_image import joint_positions
 
     model = tiny.TINY["qwen-image-2.1"].make()
     shapes, mask = _edit_layout((10, 8))

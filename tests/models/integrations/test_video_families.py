@@ -12,7 +12,7 @@ import torch
 from axialrope import EXTRAPOLATION_METHODS, Extrapolation, rope_frequencies
 from axialrope.models import apply_extrapolation
 from axialrope.models.integrations.registry import GAIN_METHODS, family_for_class, family_of, methods_for
-from axialrope.models.integrations.rope_kinds.base import RopeSetup
+from axialrope.models.integrations.ropes.base import RopeSetup
 
 T = 0.6
 

@@ -113,9 +113,9 @@ def test_calibrate_writes_the_picks_into_the_run_and_sample_names_them(run, tmp_
 def test_the_benchmark_and_calibrate_agree_on_a_cell(run, tmp_path):
     """The values calibration.json holds per seed are the cells' own: measured again with the one cell
     implementation on the same references, they are equal."""
+    from axialrope.pipelines.dit.runs import load_run_pipeline
     from axialrope.pipelines.evaluation.cells import Method, measure_cell
     from axialrope.pipelines.evaluation.references import ReferenceImages
-    from axialrope.pipelines.sampling.runs import load_run_pipeline
 
     assert (
         main(

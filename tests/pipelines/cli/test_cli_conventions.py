@@ -15,8 +15,8 @@ from PIL import Image
 
 from axialrope.models import create_dit
 from axialrope.pipelines.cli import COMMANDS, HelpFormatter, command_parser, main
-from axialrope.pipelines.sampling.default_extrapolation import FALLBACK_EXTRAPOLATION, band_for_scale
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.default_extrapolation import FALLBACK_EXTRAPOLATION, band_for_scale
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_every_option_of_every_command_shows_its_default(command):
 
 def test_the_scheduler_flag_lists_every_scheduler_of_each_objective():
     from axialrope.pipelines.cli.sample import SCHEDULER_HELP
-    from axialrope.pipelines.sampling.schedulers import SCHEDULERS
+    from axialrope.pipelines.dit.schedulers import SCHEDULERS
 
     for objective, names in SCHEDULERS.items():
         listed = ", ".join(names).rsplit(", ", 1)

@@ -10,8 +10,8 @@ from PIL import Image
 
 from axialrope.models import create_dit
 from axialrope.pipelines.cli import main
-from axialrope.pipelines.sampling.bundled import BUNDLED_MODELS, assets_folder, bundled_model_path, load_dit
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.bundled import BUNDLED_MODELS, assets_folder, bundled_model_path, load_dit
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 
 
 @pytest.fixture(scope="module")

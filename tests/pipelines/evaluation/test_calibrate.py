@@ -12,18 +12,19 @@ import torch
 from PIL import Image
 
 from axialrope.models import create_dit
+from axialrope.pipelines import calibrate
+from axialrope.pipelines.dit.default_extrapolation import check_default_extrapolation
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 from axialrope.pipelines.evaluation.calibrate import (
     Calibration,
     ScaleResult,
-    calibrate,
     check_methods,
     check_scales,
+    measure,
     target_size,
 )
 from axialrope.pipelines.evaluation.cells import Method, References, image_methods
 from axialrope.pipelines.evaluation.references import ReferenceImages, serves
-from axialrope.pipelines.sampling.default_extrapolation import check_default_extrapolation
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
 
 BENCHMARKS = Path(__file__).parents[3] / "benchmarks"
 
@@ -121,10 +122,10 @@ def test_the_picks_become_bands_halfway_between_the_scales_with_a_note():
     assert "NOT clear of the runner-up pi" in table
 
 
-def test_pipe_calibrate_returns_the_table_and_sets_the_default():
+def test_calibrate_returns_the_table_and_sets_the_default():
     pipe = tiny_pipe()
-    calibration = pipe.calibrate(
-        pictures(8, 24), scales=[2], methods=["none", "pi+entropy"], num=2, steps=1, seeds=2, progress=False
+    calibration = calibrate(
+        pipe, pictures(8, 24), scales=[2], methods=["none", "pi+entropy"], num=2, steps=1, seeds=2, progress=False
     )
     assert set(calibration.scales[0].values) == {"none", "pi+entropy"}
     assert all(len(v) == 2 for v in calibration.scales[0].values.values())
@@ -136,7 +137,7 @@ def test_pipe_calibrate_returns_the_table_and_sets_the_default():
 
 def test_a_sincos_model_is_calibrated_over_none_only():
     pipe = tiny_pipe(position_encoding="sincos")
-    calibration = pipe.calibrate(pictures(4, 16), scales=[2], num=2, steps=1, seeds=2, progress=False)
+    calibration = calibrate(pipe, pictures(4, 16), scales=[2], num=2, steps=1, seeds=2, progress=False)
     assert set(calibration.scales[0].values) == {"none", "none+entropy"}
 
 
@@ -174,7 +175,7 @@ def test_the_benchmark_and_a_calibration_give_the_same_value_per_seed(tmp_path, 
     with open(tmp_path / "out" / "raw" / "shapes_48x48.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["model"] == "rope" and r["metric"] == "swd_detail"]
     benchmark = {label: [float(r["value"]) for r in rows if r["method"] == label] for label in ("pi", "yarn+entropy")}
-    calibration = calibrate(
+    calibration = measure(
         pipe,
         Procedural(extrapolation, "shapes"),
         scales=[1.5],

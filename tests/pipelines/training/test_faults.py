@@ -240,7 +240,7 @@ def test_planted_pickle_payloads_never_run_whatever_resume_does(tmp_path, straig
 
 def test_pickle_beside_a_models_safetensors_is_never_loaded(tmp_path, monkeypatch):
     """--model and --init-from read safetensors only, whatever else the folder holds."""
-    from axialrope.pipelines.sampling.bundled import bundled_model_path, load_dit, load_pipeline
+    from axialrope.pipelines.dit.bundled import bundled_model_path, load_dit, load_pipeline
 
     marker = tmp_path / "PWNED"
     folder = Path(shutil.copytree(bundled_model_path("shapes-rope"), tmp_path / "pipe"))

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from axialrope.pipelines.cli import main
-from axialrope.pipelines.sampling.runs import find_in_run
+from axialrope.pipelines.dit.runs import find_in_run
 from axialrope.pipelines.training import loop
 from axialrope.pipelines.training.config import TrainConfig
 from axialrope.pipelines.training.outputs import LossLog, read_loss_log

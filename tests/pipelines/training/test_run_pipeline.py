@@ -13,9 +13,9 @@ from PIL import Image
 from safetensors.torch import load_file
 
 from axialrope.pipelines.cli import main
-from axialrope.pipelines.sampling.bundled import load_dit
-from axialrope.pipelines.sampling.pipeline import AxialDiTPipeline
-from axialrope.pipelines.sampling.runs import load_run_pipeline
+from axialrope.pipelines.dit.bundled import load_dit
+from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
+from axialrope.pipelines.dit.runs import load_run_pipeline
 from axialrope.pipelines.training import loop as train_loop
 from axialrope.pipelines.training.config import TrainConfig
 

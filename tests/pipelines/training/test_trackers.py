@@ -111,7 +111,7 @@ def test_report_to_none_writes_no_logs_and_trains_the_same_weights(tmp_path):
 def test_report_to_auto_is_tensorboard_where_installed_else_none(monkeypatch):
     assert tracking.trackers_for("auto") == ["tensorboard"]
     assert tracking.trackers_for("none") == []
-    monkeypatch.setattr(tracking, "_installed", lambda name: name == "wandb")
+    monkeypatch.setattr(tracking, "installed_trackers", lambda: ["wandb"])
     assert tracking.trackers_for("auto") == []
     assert tracking.trackers_for("all") == ["wandb"]
     assert tracking.trackers_for("wandb") == ["wandb"]

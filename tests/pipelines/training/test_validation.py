@@ -76,7 +76,7 @@ def test_a_run_with_validation_ends_with_the_same_weights_as_one_without(tmp_pat
 
 
 def test_the_samples_are_the_ema_pipeline_at_the_trained_size_and_beyond_with_auto(tmp_path):
-    from axialrope.pipelines.sampling.runs import load_run_pipeline
+    from axialrope.pipelines.dit.runs import load_run_pipeline
 
     config = tiny(tmp_path, validation_steps=2, validation_scales=[2], validation_num_inference_steps=2)
     train_loop.train(config)

@@ -1,0 +1,419 @@
+"""FluxPosEmbed and its copies (Chroma, LongCat-Image, Ovis-Image, Krea2, Bria, Flux.2, Flux3, ...): ids-based ropes.
+
+The rope is called as `rope(ids)` with ids (seq, n_axes) float coordinates and returns cos, sin
+(seq, sum(dims)) float32, each pair's value twice (interleaved layout), from float64 angles.
+The transformer receives the ids as forward arguments (Flux: `img_ids`, `txt_ids`) and calls the
+rope once on cat(text ids, image ids) or once per argument (Flux.2, Flux3). An index axis tells
+the images apart: the generated image's rows carry `output_index` on it, each reference image
+(Kontext, Flux.2, BriaFibo-Edit, LongCat-Image-Edit) another value. The replacement keeps reference
+axes as trained and gives the temporal and spatial columns the method, with per axis
+s_a = max(1, L_a / L_a_train), L_a the generated image's extent in tokens (the `reference` option:
+"cover" maps each reference onto that extent, `references.py`; "keep" leaves the pipeline's
+positions and measures all images). Extents come from the forward's whole ids as the transformer
+received them: under context parallelism the rope sees a shard of the ids, while the transformer's
+forward pre-hook sees them all.
+
+Time: FluxPipeline passes the transformer timestep = sigma (t / 1000), which the transformer
+multiplies by 1000 itself, so t = timestep. DyPE's pipeline also caps the schedule's shift
+(`shift_cap.py`, the `shift_cap` option); the copies keep their pipelines' own schedules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import torch
+
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..shift_cap import FluxShiftCap
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key, tensor_key
+from .references import Extent, cover_map, reference_rule
+
+
+@dataclass(frozen=True)
+class IdsKind(RopeKind):
+    """How an ids-based rope's ids reach the transformer.
+
+    image_ids, text_ids: the forward arguments holding the image ids (references included, where the
+        pipeline appends them) and the text ids (None: the text's rows are in the image argument, Krea2).
+    reference_ids: an argument holding reference images' ids apart (Flux3's `image_cond_ids`).
+    separate_calls: the arguments the transformer passes to the rope one at a time, in its order;
+        empty: one call on cat(text ids, image ids).
+    index_axis, output_index: the axis telling images apart and the generated image's value on it.
+    spacing: position units between neighbouring tokens on the spatial axes (Flux3: 0.5).
+    """
+
+    image_ids: str = "img_ids"
+    text_ids: str | None = "txt_ids"
+    reference_ids: str | None = None
+    separate_calls: tuple[str, ...] = ()
+    index_axis: int = 0
+    output_index: float = 0.0
+    spacing: float = 1.0
+    title: ClassVar[str] = "ids (FluxPosEmbed)"
+    options: ClassVar[tuple[str, ...]] = ("reference",)
+
+    def make_rope(self, original, setup: RopeSetup) -> IdsRope:
+        reference_rule(setup.options)
+        return IdsRope(original, setup)
+
+
+def _two_dimensional(ids):
+    """The 3D form (1, seq, n_axes) (deprecated for Flux, Flux.2's own): the transformer takes [0]."""
+    return ids[0] if ids is not None and ids.ndim == 3 else ids
+
+
+def storage_key(tensor: torch.Tensor) -> tuple:
+    """A tensor's part of a cache key: where its values live and their version (a view taken again of
+    the same tensor has the same key; the cache entry keeps the tensor, so the memory is not reused).
+    An inference tensor has no version: its values are its key (`axialrope.table_cache.tensor_key`)."""
+    if tensor.is_inference():
+        return tensor_key(tensor)
+    return tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor._version, tensor.device
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a forward's whole image ids give the rope.
+
+    grid: per planned axis, the tokens the plan is for; maps: per reference image (its value on the
+    index axis), per planned axis, the (scale, offset) that places it ("cover"; empty for "keep").
+    """
+
+    grid: tuple[int, ...]
+    maps: tuple[tuple[float, tuple[tuple[float, float], ...]], ...] = ()
+
+
+class IdsRope(ExtrapolatedRope):
+    """forward(ids (seq, n_axes)) -> cos, sin (seq, sum(dims)) float32, as FluxPosEmbed."""
+
+    def __init__(self, original, setup: RopeSetup):
+        super().__init__(original, setup)
+        self.reference_rule = reference_rule(setup.options)
+        # the whole ids for calls outside the transformer's forward
+        self.text_ids = self.image_ids = self.reference_ids = None
+
+    def _reset_caches(self) -> None:
+        super()._reset_caches()
+        self._layout_of: tuple = (((), ()), None)  # ((anchors, keys), layout): steps reuse it, no host read
+
+    def call_inputs(self, args, kwargs, parameters) -> dict:
+        kind = self.setup.family.kind
+        return {
+            role: _two_dimensional(argument(name, args, kwargs, parameters)) if name else None
+            for role, name in (("text", kind.text_ids), ("image", kind.image_ids), ("reference", kind.reference_ids))
+        }
+
+    def whole_ids(self) -> dict[str, torch.Tensor | None]:
+        """{"text", "image", "reference"} ids of the current forward; outside a forward, the
+        `text_ids`, `image_ids` and `reference_ids` attributes (None unless a caller sets them)."""
+        state = self.call_state()
+        if hasattr(state, "inputs"):
+            return state.inputs
+        return {"text": self.text_ids, "image": self.image_ids, "reference": self.reference_ids}
+
+    def token_spacing(self):
+        spacing = self.setup.family.kind.spacing
+        return None if spacing == 1 else (spacing,) * len(self.trained_grid)
+
+    # -- where the images are -------------------------------------------------------------------------
+
+    def layout(self, ids: torch.Tensor) -> Layout:
+        """The layout of the forward's whole image (and reference) ids, or of `ids` when the module is
+        called on its own; one host read per new set of ids."""
+        whole = self.whole_ids()
+        images = tuple(t for t in (whole["image"], whole["reference"]) if t is not None) or (ids,)
+        keys = tuple(storage_key(t) for t in images)
+        (_, known), layout = self._layout_of
+        if known != keys:
+            layout = self._measure(torch.cat([t.detach() for t in images]).to("cpu", torch.float64))
+            self._layout_of = ((images, keys), layout)
+        return layout
+
+    def _measure(self, rows: torch.Tensor) -> Layout:
+        """The layout of image rows (seq, n_axes) float64: the generated image's rows and each reference's
+        by their value on the index axis."""
+        kind = self.setup.family.kind
+        columns = self.setup.family.planned_axes
+        index = rows[:, kind.index_axis]
+        output = rows[index == kind.output_index]
+        values = [float(v) for v in torch.unique(index).tolist() if v != kind.output_index]
+        if self.reference_rule == "keep" or not values or not len(output):
+            return Layout(tuple(e.tokens for e in self._extents(rows, columns)))
+        extents = self._extents(output, columns)
+        maps = tuple(
+            (
+                value,
+                tuple(
+                    cover_map(ref, out)
+                    for ref, out in zip(self._extents(rows[index == value], columns), extents, strict=True)
+                ),
+            )
+            for value in values
+        )
+        return Layout(tuple(e.tokens for e in extents), maps)
+
+    def _extents(self, rows: torch.Tensor, columns) -> tuple[Extent, ...]:
+        spacing = self.setup.family.kind.spacing
+        return tuple(Extent(float(rows[:, c].min()), float(rows[:, c].max()), spacing) for c in columns)
+
+    def placed(self, ids: torch.Tensor, layout: Layout) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(rows, their positions): the rows of `ids` (a CPU bool mask) that belong to a reference image the
+        layout moves and their placed positions (float64, CPU); None where no row of `ids` moves (no
+        reference among them, or references as large as the output)."""
+        moving = [(value, maps) for value, maps in layout.maps if any(m != (1.0, 0.0) for m in maps)]
+        if not moving:
+            return None
+        rows = ids.detach().to("cpu", torch.float64)
+        index = rows[:, self.setup.family.kind.index_axis]
+        placed, moved = rows.clone(), torch.zeros(len(rows), dtype=torch.bool)
+        for value, maps in moving:
+            mask = index == value
+            moved |= mask
+            for column, (scale, offset) in zip(self.setup.family.planned_axes, maps, strict=True):
+                placed[mask, column] = rows[mask, column] * scale + offset
+        return (moved, placed[moved]) if bool(moved.any()) else None
+
+    # -- the table ------------------------------------------------------------------------------------
+
+    def table_key(self, ids: torch.Tensor) -> tuple[tuple, tuple] | None:
+        """(cache key, anchors) when `ids` is one of the forward's whole arguments or the transformer's
+        cat(text ids, image ids); None for anything else (a context-parallel shard)."""
+        whole = [t for t in self.whole_ids().values() if t is not None]
+        key = storage_key(ids)
+        if any(storage_key(t) == key for t in whole):
+            return (key,), (ids,)
+        text, image = self.whole_ids()["text"], self.whole_ids()["image"]
+        if text is not None and image is not None and ids.shape[0] == text.shape[0] + image.shape[0]:
+            return (storage_key(text), storage_key(image)), (text, image)
+        return None
+
+    def forward(self, ids: torch.Tensor):
+        layout = self.layout(ids)
+        plan = self.plan(layout.grid)
+        if plan is None:
+            return self.original(ids)
+        scalings = self.axis_scalings(plan)
+
+        def table(where):
+            return ids_table(self.setup.dims, self.setup.thetas, scalings, plan.logit_scale, where)
+
+        def build():
+            cos, sin = table(ids)  # integer ids: each axis's 1D table gathered
+            placed = self.placed(ids, layout)
+            if placed is not None:  # the moved references' rows at their placed (fractional) positions
+                rows, positions = placed
+                rows = rows.to(ids.device)
+                cos[rows], sin[rows] = (t.to(ids.device) for t in table(positions))
+            return cos, sin
+
+        found = self.table_key(ids)
+        if found is None:
+            return build()  # a shard of the ids (context parallelism): its own rows, same global plan
+        key, anchors = found
+        return self.cached((*key, ids.device, plan_key(plan), layout.maps), build, anchors=anchors)
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+FLUX = Family(
+    name="flux",
+    title="FLUX.1",
+    classes=("FluxTransformer2DModel",),
+    kind=IdsKind(image_ids="img_ids", text_ids="txt_ids"),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope", theta=10000.0, theta_source="FluxTransformer2DModel builds FluxPosEmbed(theta=10000)"
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "FLUX.1 [dev]/[schnell]: 1024 x 1024 px (FluxPipeline's default, default_sample_size 128 x VAE 8); "
+            "VAE 8x, 2x2 patches = 16 px per token; DyPE's Flux code uses the same base (1024 // 16 = 64)",
+        ),
+    ),
+    time=Timestep(1.0, "FluxPipeline passes sigma"),
+    rope_attr="pos_embed",
+    rope_classes=("FluxPosEmbed",),
+    pipelines=(
+        "FluxPipeline",
+        "FluxImg2ImgPipeline",
+        "FluxInpaintPipeline",
+        "FluxControlNetPipeline",
+        "FluxKontextPipeline",
+        "FluxKontextInpaintPipeline",
+        "FluxFillPipeline",
+    ),
+    extras=(FluxShiftCap(),),
+)
+
+# its ControlNet carries its own copy of the rope; patched with the transformer when a pipeline is passed
+FLUX_CONTROLNET = replace(
+    FLUX,
+    name="flux-controlnet",
+    title="FLUX.1 ControlNet",
+    classes=("FluxControlNetModel",),
+    pipelines=("FluxControlNetPipeline",),
+    extras=(),
+)
+
+
+# -- copies of FluxPosEmbed (fluxkin) ------------------------------------------------------------------------
+
+SIXTEEN_PX = "VAE 8x, 2x2 patches = 16 px per token"
+SIGMA = "its pipeline passes sigma (the scheduler's timestep / 1000)"
+
+
+def _default_1024(pipeline: str, why: str, tokens: str = SIXTEEN_PX) -> str:
+    return (
+        f"{pipeline}'s default 1024 x 1024 px ({why}; no model card read here, no network); {tokens}; "
+        "a model trained larger passes its own trained_grid"
+    )
+
+
+def _constant_theta(model: str, rope: str) -> RopeAxes:
+    return RopeAxes(dims="axes_dims_rope", theta=10000.0, theta_source=f"{model} builds {rope}(theta=10000)")
+
+
+def _config_theta(model: str) -> RopeAxes:
+    return RopeAxes(dims="axes_dims_rope", theta="rope_theta", theta_source=f"{model}'s config rope_theta")
+
+
+CHROMA = replace(
+    FLUX,
+    name="chroma",
+    title="Chroma",
+    classes=("ChromaTransformer2DModel",),
+    rope_axes=_constant_theta("ChromaTransformer2DModel", "FluxPosEmbed"),
+    trained=(TrainedGrid((64, 64), _default_1024("ChromaPipeline", "default_sample_size 128 x VAE 8")),),
+    time=Timestep(1.0, SIGMA),
+    extras=(),
+    pipelines=("ChromaPipeline", "ChromaImg2ImgPipeline", "ChromaInpaintPipeline"),
+)
+
+LONGCAT_IMAGE = replace(  # text on the diagonal of (y, x) at 0 .. L - 1 on modality 0; the image on modality 1 after it
+    FLUX,
+    name="longcat-image",
+    title="LongCat-Image",
+    classes=("LongCatImageTransformer2DModel",),
+    kind=IdsKind(output_index=1.0),
+    rope_classes=("LongCatImagePosEmbed",),
+    rope_axes=_constant_theta("LongCatImageTransformer2DModel", "LongCatImagePosEmbed"),
+    trained=(TrainedGrid((64, 64), _default_1024("LongCatImagePipeline", "default_sample_size 128 x VAE 8")),),
+    time=Timestep(1.0, SIGMA),
+    extras=(),
+    pipelines=("LongCatImagePipeline", "LongCatImageEditPipeline"),
+)
+
+OVIS_IMAGE = replace(
+    FLUX,
+    name="ovis-image",
+    title="Ovis-Image",
+    classes=("OvisImageTransformer2DModel",),
+    rope_classes=("OvisImagePosEmbed",),
+    rope_axes=_constant_theta("OvisImageTransformer2DModel", "OvisImagePosEmbed"),
+    trained=(TrainedGrid((64, 64), _default_1024("OvisImagePipeline", "default_sample_size 128 x VAE 8")),),
+    time=Timestep(1.0, SIGMA),
+    extras=(),
+    pipelines=("OvisImagePipeline",),
+)
+
+KREA2 = replace(  # one `position_ids` argument: the text's rows (all 0) and the image's
+    FLUX,
+    name="krea2",
+    title="Krea 2",
+    classes=("Krea2Transformer2DModel",),
+    kind=IdsKind(image_ids="position_ids", text_ids=None),
+    rope_attr="rotary_emb",
+    rope_classes=("Krea2RotaryPosEmbed",),
+    rope_axes=_config_theta("Krea2Transformer2DModel"),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            _default_1024("Krea2Pipeline", "height=width=1024", "Qwen-Image VAE 8x, 2x2 patches = 16 px per token"),
+        ),
+    ),
+    time=Timestep(1.0, "Krea2Pipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
+    extras=(),
+    pipelines=("Krea2Pipeline",),
+)
+
+BRIA = replace(
+    FLUX,
+    name="bria",
+    title="Bria 3.2",
+    classes=("BriaTransformer2DModel",),
+    rope_classes=("BriaEmbedND",),
+    rope_axes=_config_theta("BriaTransformer2DModel"),
+    trained=(TrainedGrid((64, 64), _default_1024("BriaPipeline", "default_sample_size 64 x vae_scale_factor 16")),),
+    time=Timestep(1000.0, "BriaPipeline passes the scheduler's timesteps (1000 at pure noise)"),
+    extras=(),
+    pipelines=("BriaPipeline",),
+)
+
+BRIA_FIBO = replace(  # BriaFiboEditPipeline: each reference at its own size on index 1, 2, ...
+    FLUX,
+    name="bria-fibo",
+    title="BriaFibo",
+    classes=("BriaFiboTransformer2DModel",),
+    rope_classes=("BriaFiboEmbedND",),
+    rope_axes=_config_theta("BriaFiboTransformer2DModel"),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            _default_1024(
+                "BriaFiboPipeline", "default_sample_size 64 x VAE 16", "Wan 2.2 VAE 16x, no patching = 16 px per token"
+            ),
+        ),
+    ),
+    time=Timestep(1000.0, "BriaFiboPipeline passes the scheduler's timesteps (1000 at pure noise)"),
+    extras=(),
+    pipelines=("BriaFiboPipeline", "BriaFiboEditPipeline"),
+)
+
+# -- Flux.2 and Flux3: four axes (t, h, w, l), the text on l, the rope called once per ids argument ------------
+
+FLUX2 = Family(
+    name="flux2",
+    title="FLUX.2",
+    classes=("Flux2Transformer2DModel",),
+    kind=IdsKind(separate_calls=("img_ids", "txt_ids")),  # references on t = 10, 20, ... (Flux2Pipeline)
+    axes=("reference", "spatial", "spatial", "reference"),
+    rope_axes=_config_theta("Flux2Transformer2DModel"),
+    trained=(
+        TrainedGrid(
+            (128, 128),
+            "Black Forest Labs' FLUX.2 announcement, as quoted by ComfyUI's FLUX.2 [dev] page (found by search; "
+            "the model "
+            "card itself was not read): output up to 4 MP, i.e. 2048 x 2048 px; VAE 8x, 2x2 patches = 16 px per token. "
+            "Flux2Pipeline samples 1024 x 1024 px by default. FLUX.2 [klein] shares the class and is assumed the same",
+            pipeline_default=(64, 64),
+        ),
+    ),
+    time=Timestep(1.0, "Flux2Pipeline passes sigma (the scheduler's timestep / 1000)"),
+    rope_attr="pos_embed",
+    rope_classes=("Flux2PosEmbed",),
+    pipelines=("Flux2Pipeline", "Flux2KleinPipeline", "Flux2KleinInpaintPipeline", "Flux2KleinKVPipeline"),
+)
+
+FLUX3 = replace(
+    FLUX2,
+    name="flux3",
+    title="FLUX.3",
+    classes=("Flux3Transformer2DModel",),
+    # references apart in `image_cond_ids`, at l = -1, -2, ...; h and w scaled by image_rope_scale 0.5
+    kind=IdsKind(
+        reference_ids="image_cond_ids",
+        separate_calls=("txt_ids", "img_ids", "image_cond_ids"),
+        index_axis=3,
+        spacing=0.5,
+    ),
+    rope_axes=_config_theta("Flux3Transformer2DModel"),
+    rope_classes=("Flux3PosEmbed",),
+    trained=(TrainedGrid((64, 64), _default_1024("Flux3PrepareLatentsStep", "the modular pipeline's block")),),
+    time=Timestep(1.0, "Flux3's modular denoise step passes the scheduler's timestep / 1000 (sigma)"),
+    pipelines=(),
+)
+
+FAMILIES = (FLUX, FLUX_CONTROLNET, CHROMA, LONGCAT_IMAGE, OVIS_IMAGE, KREA2, BRIA, BRIA_FIBO, FLUX2, FLUX3)

@@ -1,0 +1,322 @@
+"""QwenEmbedRope (Qwen-Image, its ControlNet, NucleusMoE-Image) and Qwen-Image 2.1's joint-sequence rope.
+
+`QwenEmbedRope(video_fhw, device, max_txt_seq_len)` returns complex64 tables (vid (seq, pairs),
+txt (txt_len, pairs)) over axes (frame, y, x). Image i's frames sit at positions i .. i + f - 1;
+with scale_rope (the model's setting) y and x are centred, -(h - h // 2) .. h // 2 - 1; text
+token j sits at max(h // 2, w // 2) + j on all three axes, over all images. The grid is the
+generated image's (h, w), the first of `img_shapes`; Qwen-Image-Edit (Plus) appends its reference
+images after it, at frames 1, 2, ... (the `reference` option, `references.py`: "cover" maps each
+reference onto the generated image's extent; "keep" leaves the pipeline's positions and takes the
+largest (h, w) over all images). The frame axis is a reference axis and stays as trained.
+
+Text tokens, option `dype_variant`:
+- "qwen" (default): as DyPE's Qwen-Image code for the dype-* methods: text keeps the trained
+  table (no gain) and t = 1 - timestep / 1000 (their conversion of the sigma the pipeline passes).
+- "flux": as DyPE's Flux code: every token on an axis, text included, gets the method's
+  frequencies and gain (so text-image logits stay relative), and t = timestep.
+The other methods always take the "flux" rule. Time: QwenImagePipeline passes timestep = sigma.
+
+Qwen-Image-Layered (`use_layer3d_rope`, QwenEmbedLayer3DRope) puts its generated layers at frames
+0, 1, ... and its condition image, the last of `img_shapes`, at frame -1; its text starts after
+the layers' count too. NucleusMoEEmbedRope is a copy of QwenEmbedRope. Qwen-Image 2.1's rope
+(QwenImage21Rope, `Qwen21Kind`) walks one joint sequence of text and images.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import torch
+
+from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, grid_table, plan_key
+from .references import Extent, cover_map, reference_rule
+
+DYPE_VARIANTS = ("qwen", "flux")
+
+
+@dataclass(frozen=True)
+class QwenKind(RopeKind):
+    """QwenEmbedRope and its copies (called with img_shapes, device and max_txt_seq_len)."""
+
+    title: ClassVar[str] = "QwenEmbedRope"
+    options: ClassVar[tuple[str, ...]] = ("dype_variant", "reference")
+
+    def make_rope(self, original, setup: RopeSetup) -> QwenRope:
+        reference_rule(setup.options)
+        variant = setup.options.get("dype_variant", "qwen")
+        if variant not in DYPE_VARIANTS:
+            raise ValueError(f"dype_variant must be one of {DYPE_VARIANTS}, got {variant!r}")
+        return QwenRope(original, setup)
+
+
+def centred_positions(n: int, centred: bool) -> torch.Tensor:
+    """Qwen's positions of n tokens on y or x: centred (scale_rope) or 0 .. n - 1 (float64)."""
+    positions = torch.arange(n, dtype=torch.float64)
+    return positions - (n - n // 2) if centred else positions
+
+
+class QwenRope(ExtrapolatedRope):
+    """forward(video_fhw, device, max_txt_seq_len) -> (vid, txt) complex64, as `QwenEmbedRope`."""
+
+    def __init__(self, original, setup: RopeSetup):
+        super().__init__(original, setup)
+        self.scale_rope = bool(original.scale_rope)
+        self.layered = bool(setup.config.get("use_layer3d_rope", False))
+        self.reference_rule = reference_rule(setup.options)
+        self.authors_qwen = setup.options.get(
+            "dype_variant", "qwen"
+        ) == "qwen" and setup.extrapolation.method.startswith("dype-")
+
+    def t(self) -> float:
+        if self.authors_qwen:  # DyPE's Qwen code: t = 1 - timestep / 1000, the timestep being sigma here
+            return min(max(1.0 - self.call_state().raw() / 1000.0, 0.0), 1.0)
+        return super().t()
+
+    @staticmethod
+    def shapes_of(video_fhw) -> list[tuple[int, int, int]]:
+        """The first sample's list of (frames, h, w), as QwenEmbedRope reads img_shapes."""
+        if isinstance(video_fhw, list):
+            video_fhw = video_fhw[0]
+        if not isinstance(video_fhw, list):
+            video_fhw = [video_fhw]
+        return [tuple(int(n) for n in fhw) for fhw in video_fhw]
+
+    def text_start(self, shapes: list[tuple[int, int, int]]) -> int:
+        """The first text position: max(h // 2, w // 2) over the images (max(h, w) without scale_rope), and
+        at least the layers' count for Qwen-Image-Layered."""
+        start = max(max((h // 2, w // 2) if self.scale_rope else (h, w)) for _, h, w in shapes)
+        return max(start, len(shapes) - 1) if self.layered else start
+
+    def grid(self, shapes: list[tuple[int, int, int]]) -> tuple[int, int]:
+        """The (h, w) the plan is for: the generated image's ("cover"), the largest over all images ("keep")."""
+        if self.reference_rule == "cover":
+            return shapes[0][1:]
+        return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
+
+    def image_positions(self, shapes: list[tuple[int, int, int]]) -> list[list[torch.Tensor]]:
+        """Per image, its (frame, y, x) positions (float64): frames index .. index + f - 1 (Qwen-Image-Layered's
+        condition image at -1), y and x as QwenEmbedRope places them, a reference's mapped onto the
+        generated image's extent under "cover"."""
+        out_y, out_x = (centred_positions(n, self.scale_rope) for n in shapes[0][1:])
+        positions = []
+        for index, (frames, height, width) in enumerate(shapes):
+            ys, xs = centred_positions(height, self.scale_rope), centred_positions(width, self.scale_rope)
+            if index and self.reference_rule == "cover":
+                ys, xs = (_covering(own, out) for own, out in ((ys, out_y), (xs, out_x)))
+            first = -1 if self.layered and index == len(shapes) - 1 else index  # Layered's condition image: -1
+            positions.append([torch.arange(first, first + frames, dtype=torch.float64), ys, xs])
+        return positions
+
+    def forward(self, video_fhw, device: torch.device | None = None, max_txt_seq_len=None):
+        shapes = self.shapes_of(video_fhw)
+        plan = self.plan(self.grid(shapes))
+        if plan is None:
+            return self.original(video_fhw, device=device, max_txt_seq_len=max_txt_seq_len)
+        if max_txt_seq_len is None:
+            raise ValueError("`max_txt_seq_len` must be provided.")
+        text_tokens = int(max_txt_seq_len)
+        device = torch.device(device) if device is not None else torch.device("cpu")
+        dims, thetas, scalings = self.setup.dims, self.setup.thetas, self.axis_scalings(plan)
+
+        def build():
+            tables = [
+                torch.complex(*grid_table(dims, thetas, scalings, plan.logit_scale, positions, device))
+                for positions in self.image_positions(shapes)
+            ]
+            start = self.text_start(shapes)
+            if self.authors_qwen:  # the trained table, exactly as QwenEmbedRope gives it
+                text = self.original.pos_freqs[start : start + text_tokens].to(device)
+            else:
+                where = (start + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
+                text = torch.complex(*axial_table(dims, thetas, scalings, plan.logit_scale, where, device))
+            return torch.cat(tables), text
+
+        return self.cached((tuple(shapes), text_tokens, device, plan_key(plan)), build)
+
+
+def _covering(own: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    """A reference's positions on one axis mapped onto the output's extent (unchanged where they match)."""
+    scale, offset = cover_map(Extent(float(own[0]), float(own[-1])), Extent(float(output[0]), float(output[-1])))
+    return own if (scale, offset) == (1.0, 0.0) else own * scale + offset
+
+
+@dataclass(frozen=True)
+class Qwen21Kind(RopeKind):
+    """Qwen-Image 2.1's rope over the joint text and image sequence (QwenImage21Rope).
+
+    `rope(img_shapes, image_pad_mask, device)` with the first sample's (frames, h, w) per image, the
+    condition images first and the generated image last, and image_pad_mask (seq,) True at image
+    tokens, returns complex64 (seq, pairs) over axes (frame, y, x). A running position p walks the
+    sequence: each text token sits at (p, p, p) and advances it; an image block sits on frame p, its
+    y and x centred on zero, -(n - n // 2) .. n // 2 - 1, and advances p by max(h, w). The frame axis
+    stays as trained; y and x take the method, text tokens too (on the diagonal, so text-image logits
+    stay relative). The plan follows the generated image ("cover": the condition images mapped onto its
+    extent, `references.py`) or the largest image ("keep": the pipeline's positions).
+    """
+
+    title: ClassVar[str] = "joint sequence (Qwen-Image 2.1)"
+    options: ClassVar[tuple[str, ...]] = ("reference",)
+
+    def make_rope(self, original, setup: RopeSetup) -> Qwen21Rope:
+        reference_rule(setup.options)
+        return Qwen21Rope(original, setup)
+
+
+def joint_positions(shapes, is_image: list[bool], cover: bool) -> torch.Tensor:
+    """(seq, 3) float64 (frame, y, x) of the joint sequence, as QwenImage21Rope walks it; under `cover`
+    each condition image's y and x mapped onto the generated image's (the last) extent."""
+    out_y, out_x = (centred_positions(n, True) for n in shapes[-1][1:])
+    rows, cursor, position = [], 0, 0
+    for index, (_, height, width) in enumerate(shapes):
+        start = is_image.index(True, cursor)
+        rows += [(float(p),) * 3 for p in range(position, position + start - cursor)]
+        position += start - cursor
+        ys, xs = centred_positions(height, True), centred_positions(width, True)
+        if cover and index < len(shapes) - 1:
+            ys, xs = _covering(ys, out_y), _covering(xs, out_x)
+        grid = torch.stack(torch.meshgrid(ys, xs, indexing="ij"), -1).reshape(-1, 2)
+        rows += [(float(position), float(y), float(x)) for y, x in grid.tolist()]
+        position += max(height, width)
+        cursor = start + height * width
+    rows += [(float(p),) * 3 for p in range(position, position + len(is_image) - cursor)]
+    return torch.tensor(rows, dtype=torch.float64).reshape(-1, 3)
+
+
+class Qwen21Rope(ExtrapolatedRope):
+    """forward(img_shapes, image_pad_mask, device) -> complex64 (seq, pairs), as QwenImage21Rope."""
+
+    def __init__(self, original, setup: RopeSetup):
+        super().__init__(original, setup)
+        self.reference_rule = reference_rule(setup.options)
+
+    def grid(self, shapes) -> tuple[int, int]:
+        if self.reference_rule == "cover":
+            return tuple(shapes[-1][1:])
+        return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
+
+    def forward(self, img_shapes, image_pad_mask: torch.Tensor, device=None):
+        shapes = [tuple(int(n) for n in fhw) for fhw in img_shapes]
+        plan = self.plan(self.grid(shapes))
+        if plan is None:
+            return self.original(img_shapes, image_pad_mask, device=device)
+        mask = image_pad_mask.detach().to("cpu")
+        device = torch.device(device) if device is not None else image_pad_mask.device
+
+        def build():
+            coords = joint_positions(shapes, mask.tolist(), self.reference_rule == "cover")
+            cos, sin = axial_table(
+                self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, coords, device=device
+            )
+            return torch.complex(cos, sin)
+
+        values = hashlib.sha1(mask.numpy().tobytes()).hexdigest()
+        return self.cached((tuple(shapes), values, device, plan_key(plan), self.reference_rule), build)
+
+
+# -- families ------------------------------------------------------------------------------------------------
+
+QWEN_IMAGE = Family(
+    name="qwen-image",
+    title="Qwen-Image",
+    classes=("QwenImageTransformer2DModel",),
+    kind=QwenKind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="QwenImageTransformer2DModel builds QwenEmbedRope(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "Qwen-Image-Layered: QwenImageLayeredPipeline takes resolution 640 (its default) or 1024 px, an area "
+            "bucket "
+            "for the input's aspect ratio; the larger, 1024 x 1024 px, is taken as trained (no model card read "
+            "here, no "
+            "network); VAE 8x, 2x2 patches = 16 px per token",
+            pipeline_default=(40, 40),
+            when=(("use_layer3d_rope", True),),
+            label="Layered, use_layer3d_rope",
+        ),
+        TrainedGrid(
+            (83, 83),
+            "Qwen-Image model card: 1328 x 1328 px for 1:1 (its aspect-ratio table); VAE 8x, 2x2 patches = 16 px per "
+            "token; DyPE's Qwen-Image code uses the same base (1328 // 16 = 83)",
+            pipeline_default=(64, 64),
+        ),
+    ),  # QwenImagePipeline: default_sample_size 128 x VAE 8 = 1024 px
+    time=Timestep(1.0, "QwenImagePipeline passes sigma"),
+    rope_attr="pos_embed",
+    rope_classes=("QwenEmbedRope", "QwenEmbedLayer3DRope"),
+    pipelines=(
+        "QwenImagePipeline",
+        "QwenImageImg2ImgPipeline",
+        "QwenImageInpaintPipeline",
+        "QwenImageControlNetPipeline",
+        "QwenImageEditPipeline",
+        "QwenImageEditPlusPipeline",
+        "QwenImageEditInpaintPipeline",
+        "QwenImageLayeredPipeline",
+    ),
+)
+
+QWEN_IMAGE_CONTROLNET = replace(
+    QWEN_IMAGE,
+    name="qwen-image-controlnet",
+    title="Qwen-Image ControlNet",
+    classes=("QwenImageControlNetModel",),
+    pipelines=("QwenImageControlNetPipeline",),
+    trained=QWEN_IMAGE.trained[-1:],
+    rope_classes=("QwenEmbedRope",),
+)
+
+NUCLEUSMOE_IMAGE = replace(
+    QWEN_IMAGE,
+    name="nucleusmoe-image",
+    title="NucleusMoE-Image",
+    classes=("NucleusMoEImageTransformer2DModel",),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="NucleusMoEImageTransformer2DModel builds NucleusMoEEmbedRope(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "NucleusMoEImagePipeline's default 1024 x 1024 px (default_sample_size 128 x VAE 8; no model card read "
+            "here, no network); VAE 8x, 2x2 patches = 16 px per token",
+        ),
+    ),
+    time=Timestep(1.0, "NucleusMoEImagePipeline passes the scheduler's timestep / num_train_timesteps (sigma)"),
+    rope_classes=("NucleusMoEEmbedRope",),
+    pipelines=("NucleusMoEImagePipeline",),
+)
+
+QWEN_IMAGE_21 = Family(
+    name="qwen-image-2.1",
+    title="Qwen-Image 2.1",
+    classes=("QwenImage21Transformer2DModel",),
+    kind=Qwen21Kind(),
+    axes=("reference", "spatial", "spatial"),
+    rope_axes=RopeAxes(
+        dims="axes_dims_rope",
+        theta=10000.0,
+        theta_source="QwenImage21Transformer2DModel builds QwenImage21Rope(theta=10000)",
+    ),
+    trained=(
+        TrainedGrid(
+            (64, 64),
+            "QwenImage21Pipeline's default output_resolution 1024 x 1024 px (no model card read here, no network); "
+            "VAE 16x, patch 1 = 16 px per token",
+        ),
+    ),
+    time=Timestep(1.0, "QwenImage21Pipeline passes the scheduler's timestep / 1000 (sigma)"),
+    rope_attr="pos_embed",
+    rope_classes=("QwenImage21Rope",),
+    pipelines=("QwenImage21Pipeline",),
+)
+
+FAMILIES = (QWEN_IMAGE, QWEN_IMAGE_CONTROLNET, NUCLEUSMOE_IMAGE, QWEN_IMAGE_21)
