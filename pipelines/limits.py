@@ -1,7 +1,9 @@
-"""Bounds on what an input may hold, that every layer reads: files read whole, pictures, config values, guidance, fps.
+"""Bounds on what an input may hold, that every layer reads: files read whole, pictures, config values, guidance,
+fps, and the largest side and count a flag may take.
 
     text = read_small_file(path, "--config")         # config files and JSON: bytes, not gigabytes
     check_guidance_scale(2.0)                         # ValueError outside [0, MAX_GUIDANCE_SCALE]
+    check_side(args.height, "--height")               # pixels (or frames) of one side, at most LARGEST_SIDE
 
 This module sits below data, training, sampling and evaluation and imports nothing of them,
 so that each may read the same bound. What fits in memory, which depends on the model and the
@@ -52,7 +54,35 @@ def check_guidance_scale(guidance_scale: float) -> None:
         )
 
 
+# -- the largest side and count a command takes, checked before any arithmetic on them: beyond these an
+# OverflowError (float arithmetic, torch's int64) would replace the one line naming the flag
+LARGEST_SIDE = 1 << 20  # pixels or frames along one axis: a million, far beyond any picture or clip sampled
+LARGEST_COUNT = (1 << 63) - 1  # int64's largest, what torch holds (seeds, steps, counts)
+
+
+def shown(value: int) -> str:
+    """An integer as an error shows it: whole, or for a very long one its first digits and its length."""
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:6]}... (a number of {len(text)} digits)"
+
+
+def check_side(value: int, argument: str) -> int:
+    """`value` if it is at most LARGEST_SIDE; ValueError naming `argument` if not."""
+    if value > LARGEST_SIDE:
+        raise ValueError(f"{argument} must be at most {LARGEST_SIDE} pixels (frames) a side, got {shown(value)}")
+    return value
+
+
+def check_count(value: int, argument: str) -> int:
+    """`value` if it is at most LARGEST_COUNT; ValueError naming `argument` if not."""
+    if value > LARGEST_COUNT:
+        raise ValueError(f"{argument} must be at most {LARGEST_COUNT} (2^63 - 1), got {shown(value)}")
+    return value
+
+
 __all__ = [
+    "LARGEST_COUNT",
+    "LARGEST_SIDE",
     "MAX_ASPECT_MISMATCH",
     "MAX_CONFIG_VALUES",
     "MAX_FPS",
@@ -61,6 +91,9 @@ __all__ = [
     "MAX_SAFETENSORS_HEADER",
     "MAX_TEXT_FILE_BYTES",
     "MIN_FPS",
+    "check_count",
     "check_guidance_scale",
+    "check_side",
     "read_small_file",
+    "shown",
 ]

@@ -25,12 +25,11 @@ from pathlib import Path
 import torch
 
 from ..dit.bundled import BUNDLED_MODELS
-from ..limits import MAX_FPS, MIN_FPS
+from ..limits import MAX_FPS, MIN_FPS, check_count, check_side, shown
 from ..limits import MAX_GUIDANCE_SCALE as MAX_GUIDANCE
 from ..memory import check_sampling_memory, check_steps
 from ..paths import check_free_space, check_output_file
 from ..sampling.diffusers_families import HUB_ID
-from ..sizes import check_count, check_side, shown
 
 PREFLIGHT_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError)
 

@@ -18,7 +18,7 @@ from torch.utils.data import Sampler
 
 from axialrope.validation import is_int
 
-from ..sizes import check_side
+from ..limits import check_side
 from .scenes import mix_seed
 
 

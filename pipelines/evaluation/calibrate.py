@@ -27,9 +27,8 @@ from tqdm.auto import tqdm
 from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
-from ..limits import check_guidance_scale
+from ..limits import LARGEST_SIDE, check_count, check_guidance_scale
 from ..memory import check_sampling_memory, check_steps
-from ..sizes import LARGEST_SIDE, check_count
 from .cells import Method, floor_distance, image_methods, measure_cell
 from .intervals import Interval, best_of, seed_interval
 

@@ -26,10 +26,9 @@ from ..data.scenes import SceneConfig
 from ..dit.bundled import resolve_model
 from ..dit.model_files import check_model_folder
 from ..evaluation.calibrate import check_scales, target_sizes
-from ..limits import MAX_CONFIG_VALUES, check_guidance_scale, read_small_file
+from ..limits import MAX_CONFIG_VALUES, check_count, check_guidance_scale, read_small_file
 from ..memory import check_shuffle, check_steps
 from ..paths import check_output_folder, check_outside, check_text_path, write_text_atomically
-from ..sizes import check_count
 from .checkpoints import checkpoint_step
 from .tracking import trackers_for
 
