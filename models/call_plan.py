@@ -21,9 +21,10 @@ on a shared module, so:
 
 The pre-hook runs before every other pre-hook of the model, so whatever runs inside the call (other
 hooks included) sees its state. It is host-side work (a timestep read, a plan per grid and time),
-kept out of the forward itself so that the forward only reads the result. A model carries one plan
-at a time; `remove()` also drops a state that an interrupted forward left behind (a KeyboardInterrupt
-skips the forward hook).
+kept out of the forward itself so that the forward only reads the result; under torch.compile both
+hooks run eagerly, outside the graph (`torch.compiler.disable`), so the graph never sees the state. A
+model carries one plan at a time; `remove()` also drops a state that an interrupted forward left
+behind (a KeyboardInterrupt skips the forward hook).
 
 The two users:
 - the project's DiT (`axial_dit/extrapolation.py`): the state is the call's `RopeConfig`, and
@@ -213,6 +214,7 @@ def attach(model: nn.Module, plan: CallPlan) -> AttachedPlan:
     return AttachedPlan(model, plan, hooks)
 
 
+@torch.compiler.disable(reason="a call plan is host-side work; the forward reads its result")
 def _begin_call(module: nn.Module, args: tuple, kwargs: dict):
     """Every plan's forward pre-hook. It reads the plan from the module it is called on, so a deep copy
     uses its own."""
@@ -224,6 +226,7 @@ def _begin_call(module: nn.Module, args: tuple, kwargs: dict):
     return plan.inputs(state, module, args, kwargs)
 
 
+@torch.compiler.disable(reason="a call plan is host-side work; the forward reads its result")
 def _end_call(module: nn.Module, args: tuple, kwargs: dict, output):
     plan = vars(module).get(PLAN_ATTRIBUTE)
     if plan is not None:

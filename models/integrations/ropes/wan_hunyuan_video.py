@@ -25,6 +25,7 @@ frames) and HunyuanImage (two axes, an image model). Framepack's rope takes fram
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -62,6 +63,13 @@ class LatentGridKind(RopeKind):
             positions[0] = torch.tensor([0.0, float(config[self.temporal_skip]) - 1])
         return positions
 
+    def extent(self, config, sizes) -> tuple[int, ...]:
+        """Per axis, the span of `positions` (last position + 1, 0 for an empty axis), from the sizes alone."""
+        spans = [int(n) for n in sizes]
+        if self.temporal_skip is not None and spans[0] == 2:
+            spans[0] = int(config[self.temporal_skip])
+        return tuple(spans)
+
     def make_rope(self, original, setup: RopeSetup) -> LatentGridRope:
         return LatentGridRope(original, setup)
 
@@ -77,12 +85,15 @@ class LatentGridRope(ExtrapolatedRope):
         self.shape = self.kind.shape
 
     def forward(self, hidden_states: torch.Tensor):
-        sizes = tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
-        positions = self.kind.positions(self.setup.config, sizes)
-        grid = tuple(int(p[-1]) + 1 if len(p) else 0 for p in positions)  # each axis's length: its span
+        sizes = self.token_sizes(hidden_states)
+        return self.table(hidden_states, sizes, self.kind.extent(self.setup.config, sizes))
+
+    def table(self, hidden_states: torch.Tensor, sizes, grid):
+        """The tables of the grid (each axis's length: its span) at the call's time."""
         plan = self.plan(grid)
         if plan is None:
             return self.original(hidden_states)
+        positions = self.kind.positions(self.setup.config, sizes)
         device = hidden_states.device
 
         def build():
@@ -98,6 +109,22 @@ class LatentGridRope(ExtrapolatedRope):
             return tuple(rearrange(t, f"s d -> {self.shape}") for t in tables)
 
         return self.cached((sizes, device, plan_key(plan)), build)
+
+    def token_sizes(self, hidden_states: torch.Tensor) -> tuple[int, ...]:
+        return tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
+
+    def within_trained(self, args, kwargs) -> bool:
+        sizes = self.token_sizes(args[0] if args else kwargs["hidden_states"])
+        grid = self.kind.extent(self.setup.config, sizes)
+        return all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True))
+
+    def fake_tables(self, tensors, ints, device):
+        """cos, sin float32 in the family's shape (`LatentGridKind.shape`) for the latent's token grid."""
+        latent = tensors[0]
+        sizes = self.token_sizes(latent)
+        seq, width = math.prod(sizes), sum(self.setup.dims)
+        shape = [{"1": 1, "s": seq, "d": width}[axis] for axis in self.shape.split()]
+        return [latent.new_empty(shape, dtype=torch.float32) for _ in range(2)]
 
 
 # -- families ------------------------------------------------------------------------------------------------
