@@ -147,14 +147,23 @@ class ExtrapolatedRope(nn.Module):
         """(rotary channels, theta) of each planned axis, in the trained grid's order."""
         return [(self.setup.dims[a], self.setup.thetas[a]) for a in self.setup.family.planned_axes]
 
-    def plan(self, grid: Sequence[int], token_spacing: Sequence[float] | None = None) -> RopePlan | None:
+    def within_grid(self, grid: Sequence[int]) -> bool:
+        """Whether a token grid lies at or inside the trained one on every planned axis."""
+        return all(int(n) <= trained for n, trained in zip(grid, self.trained_grid, strict=True))
+
+    def plan(
+        self, grid: Sequence[int], token_spacing: Sequence[float] | None = None, time: float | None = None
+    ) -> RopePlan | None:
         """The plan for a global token grid (per planned axis), or None where the encoding is the
         trained one (then the family's own module runs). token_spacing: this call's, per planned
-        axis (default `self.token_spacing()`)."""
+        axis (default `self.token_spacing()`); time: the diffusion time of a timestep-dependent
+        method (default: the call's, `t()`)."""
         grid = tuple(int(n) for n in grid)
-        if all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True)):
+        if self.within_grid(grid):
             return None  # every method is the trained encoding here; no timestep is read
-        t = self.t() if self.extrapolation.is_timestep_dependent else None
+        t = None
+        if self.extrapolation.is_timestep_dependent:
+            t = self.t() if time is None else time
         spacing = self.token_spacing() if token_spacing is None else tuple(token_spacing)
         key = (grid, t, spacing)
         plan = self._plans.get(key, False)

@@ -10,7 +10,7 @@ import pickle
 
 import pytest
 import torch
-from diffusers import FlowMatchEulerDiscreteScheduler, FluxPipeline
+from diffusers import FlowMatchEulerDiscreteScheduler, FluxImg2ImgPipeline, FluxPipeline
 from torch._dynamo.utils import counters
 
 from axialrope.models import apply_extrapolation
@@ -160,3 +160,152 @@ def test_a_copied_patched_flux_pipeline_samples_as_its_original(flux_pipe, dupli
     assert schedule == expected_schedule
     assert torch.equal(text_to_image(twin, 32), expected)
     assert vars(twin.scheduler)["set_timesteps"].scheduler is twin.scheduler
+
+
+# -- Flux's shift cap: each call's own grid, whatever the pipeline and its scheduler ---------------------------
+
+IMAGE = torch.rand(1, 3, 32, 32, generator=torch.Generator().manual_seed(3))
+
+
+def image_to_image(pipe, height: int, width: int | None = None):
+    """A 3-step tiny img2img sample of height x width px at strength 1 (every step): these pipelines set their
+    schedule before they prepare their latents."""
+    width = width or height
+    return pipe(
+        "a cat",
+        image=torch.nn.functional.interpolate(IMAGE, size=(height, width)),
+        height=height,
+        width=width,
+        strength=1.0,
+        num_inference_steps=3,
+        max_sequence_length=8,
+        generator=torch.Generator().manual_seed(0),
+        output_type="pt",
+    ).images
+
+
+def capped_schedule(pipe, tokens: int) -> list[float]:
+    """The tiny schedule's 3 steps with DyPE's shift for an image of `tokens` tokens beyond the trained grid."""
+    from diffusers.pipelines.flux.pipeline_flux import calculate_shift
+
+    expected = FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config)
+    expected.set_timesteps(sigmas=[1.0, 2 / 3, 1 / 3], mu=calculate_shift(tokens, 16, tokens, 0.5, 1.15))
+    return (expected.timesteps / 1000).tolist()
+
+
+@pytest.fixture
+def img2img(tiny_flux_folder):
+    pipe = FluxImg2ImgPipeline.from_pretrained(tiny_flux_folder)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+# 4 x 32 px is 2 x 16 tokens: past the trained 8 x 8 on x with 32 tokens, fewer than the tiny schedule's line end
+# (64): only the call's own grid tells that it needs the cap. 8 px (4 x 4 tokens) sits inside, at diffusers' mu.
+WIDE, SMALL = (4, 32), 8
+
+
+def test_img2img_caps_the_call_beyond_the_grid_and_leaves_the_next_call_alone(img2img):
+    """A grid recorded by one call never reaches the next: a call inside the trained grid after one beyond it is
+    the untouched pipeline's."""
+    untouched_schedule = schedule_of(img2img, lambda: image_to_image(img2img, SMALL))
+    untouched = image_to_image(img2img, SMALL)
+    apply_extrapolation(img2img, "dype-yarn", trained_grid=(8, 8))
+    assert schedule_of(img2img, lambda: image_to_image(img2img, *WIDE)) == pytest.approx(capped_schedule(img2img, 32))
+    assert schedule_of(img2img, lambda: image_to_image(img2img, SMALL)) == untouched_schedule
+    assert torch.equal(image_to_image(img2img, SMALL), untouched)
+
+
+def test_pipelines_sharing_a_scheduler_through_from_pipe_do_not_cross_talk(img2img, tiny_flux_folder):
+    reference = FluxPipeline.from_pretrained(tiny_flux_folder)
+    reference.set_progress_bar_config(disable=True)
+    untouched = text_to_image(reference, SMALL)
+    apply_extrapolation(img2img, "dype-yarn", trained_grid=(8, 8))
+    sibling = FluxPipeline.from_pipe(img2img)
+    sibling.set_progress_bar_config(disable=True)
+    assert sibling.scheduler is img2img.scheduler
+    image_to_image(img2img, *WIDE)
+    assert torch.equal(text_to_image(sibling, SMALL), untouched)
+    # the sibling's own call beyond the grid: its token count read back from mu, past the trained grid's
+    assert schedule_of(sibling, lambda: text_to_image(sibling, 32)) == pytest.approx(capped_schedule(sibling, 256))
+
+
+def test_a_replaced_scheduler_gets_the_cap_at_the_next_call(flux_pipe):
+    apply_extrapolation(flux_pipe, "dype-yarn", trained_grid=(8, 8))
+    flux_pipe.scheduler = FlowMatchEulerDiscreteScheduler.from_config(flux_pipe.scheduler.config)
+    assert schedule_of(flux_pipe, lambda: text_to_image(flux_pipe, 32)) == pytest.approx(
+        capped_schedule(flux_pipe, 256)
+    )
+
+
+def test_removing_the_extrapolation_uncaps_every_scheduler_it_capped(flux_pipe):
+    handle = apply_extrapolation(flux_pipe, "dype-yarn", trained_grid=(8, 8))
+    first = flux_pipe.scheduler
+    flux_pipe.scheduler = FlowMatchEulerDiscreteScheduler.from_config(first.config)
+    text_to_image(flux_pipe, 32)
+    handle.remove()
+    assert "set_timesteps" not in vars(first) and "set_timesteps" not in vars(flux_pipe.scheduler)
+    assert "check_inputs" not in vars(flux_pipe)
+
+
+# -- batches whose samples are at different diffusion times ------------------------------------------------------
+
+
+def batch_of(spec, model, grid, timesteps):
+    """One forward's kwargs for a batch of samples, sample i at timesteps[i] (its own noise)."""
+    singles = [spec.inputs(model, grid, t) for t in timesteps]
+    for index, single in enumerate(singles):  # the samples differ in content too
+        for key, value in single.items():
+            if key in ("hidden_states", "x") and index:
+                single[key] = value + index if torch.is_tensor(value) else [v + index for v in value]
+    batch = {}
+    for key, value in singles[0].items():
+        parts = [single[key] for single in singles]
+        if torch.is_tensor(value) and key not in ("img_ids", "txt_ids"):
+            batch[key] = torch.cat(parts)
+        elif isinstance(value, list):
+            batch[key] = [item for part in parts for item in part]
+        else:
+            batch[key] = value
+    return batch, singles
+
+
+def rope_output(model, call):
+    seen = []
+    hook = model.rope.register_forward_hook(lambda m, a, out: seen.append(out))
+    try:
+        with torch.no_grad():
+            output = call()[0]
+    finally:
+        hook.remove()
+    return output, seen[0]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_wan_encodes_each_sample_of_a_batch_at_its_own_time(tiny, compiled):
+    spec = tiny.TINY["wan"]
+    model = patched(spec)
+    grid, times = tuple(2 * n for n in spec.trained), (300.0, 800.0)
+    batch, singles = batch_of(spec, model, grid, times)
+    run = torch.compile(model, backend="eager") if compiled else model
+    torch._dynamo.reset()
+    output, tables = rope_output(model, lambda: run(**batch, return_dict=False))
+    for index, single in enumerate(singles):
+        alone, own = rope_output(model, lambda single=single: model(**single, return_dict=False))
+        if not compiled:  # the rope module itself runs eagerly, inside the graph's operator, when compiled
+            assert all(torch.equal(t[index], o[0]) for t, o in zip(tables, own, strict=True))
+        torch.testing.assert_close(output[index], alone[0], rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["flux", "qwen-image", "z-image"])
+def test_a_batch_at_different_times_is_refused_where_the_rope_has_one_table(tiny, name):
+    spec = tiny.TINY[name]
+    model = patched(spec)
+    at = tiny.FAMILY[name].time.timestep_at
+    grid = tuple(2 * n for n in spec.trained)
+    batch, _ = batch_of(spec, model, grid, (at(0.3), at(0.8)))
+    with pytest.raises(ValueError, match="different diffusion times"), torch.no_grad():
+        model(**batch, return_dict=False)
+    same, _ = batch_of(spec, model, grid, (at(0.3), at(0.3)))
+    with torch.no_grad():
+        model(**same, return_dict=False)  # one time for all: one table
