@@ -309,3 +309,40 @@ def test_a_batch_at_different_times_is_refused_where_the_rope_has_one_table(tiny
     same, _ = batch_of(spec, model, grid, (at(0.3), at(0.3)))
     with torch.no_grad():
         model(**same, return_dict=False)  # one time for all: one table
+
+
+# -- compiled modules and diffusers hooks -----------------------------------------------------------------------
+
+
+def test_a_compiled_model_is_patched_through_the_module_it_wraps(tiny):
+    spec = tiny.TINY["wan"]
+    model = spec.make()
+    compiled = torch.compile(model, backend="eager")
+    grid, timestep = tuple(2 * n for n in spec.trained), 700.0
+    torch._dynamo.reset()
+    plain = tiny.run(compiled, spec, grid, timestep)  # compiled untouched first
+    handle = apply_extrapolation(compiled, "dype-yarn", trained_grid=spec.trained)
+    assert handle.transformer is model
+    extrapolated = tiny.run(compiled, spec, grid, timestep)
+    assert torch.equal(extrapolated, tiny.run(model, spec, grid, timestep)) and not torch.equal(extrapolated, plain)
+    handle.remove()
+    assert torch.equal(tiny.run(compiled, spec, grid, timestep), plain)
+
+
+def group_offloaded(model, offload_type="leaf_level"):
+    cpu = torch.device("cpu")
+    extra = {"num_blocks_per_group": 1} if offload_type == "block_level" else {}
+    model.enable_group_offload(cpu, offload_device=cpu, offload_type=offload_type, **extra)
+    return model
+
+
+def test_a_rope_under_group_offloading_is_refused_by_its_cause(tiny):
+    """Leaf-level group offloading hooks Wan's rope (it holds buffers): the refusal says so, and the order that
+    works (patch, then offload) gives the patched model's outputs."""
+    spec = tiny.TINY["wan"]
+    with pytest.raises(ValueError, match=r"carries diffusers hooks \(group offloading\): call apply_extrapolation "):
+        apply_extrapolation(group_offloaded(spec.make()), "dype-yarn", trained_grid=spec.trained)
+    grid = tuple(2 * n for n in spec.trained)
+    for offload_type in ("leaf_level", "block_level"):
+        model = group_offloaded(patched(spec), offload_type)
+        assert torch.equal(tiny.run(model, spec, grid, 500.0), tiny.run(patched(spec), spec, grid, 500.0))
