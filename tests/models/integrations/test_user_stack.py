@@ -346,3 +346,132 @@ def test_a_rope_under_group_offloading_is_refused_by_its_cause(tiny):
     for offload_type in ("leaf_level", "block_level"):
         model = group_offloaded(patched(spec), offload_type)
         assert torch.equal(tiny.run(model, spec, grid, 500.0), tiny.run(patched(spec), spec, grid, 500.0))
+
+
+# -- what already worked, kept so: casting, LoRA, cache hooks, save and reload, gradients -----------------------
+
+
+@pytest.mark.parametrize("storage", [torch.bfloat16, torch.float8_e4m3fn])
+def test_layerwise_casting_before_or_after_patching_gives_one_model(tiny, storage):
+    spec = tiny.TINY["flux"]
+    grid = tuple(2 * n for n in spec.trained)
+
+    def cast(model):
+        model.enable_layerwise_casting(storage_dtype=storage, compute_dtype=torch.float32)
+        return model
+
+    before, after, plain = patched_after(spec, cast), cast(patched(spec)), cast(spec.make())
+    assert torch.equal(tiny.run(before, spec, grid, 0.6), tiny.run(after, spec, grid, 0.6))
+    assert torch.equal(tiny.run(after, spec, spec.trained, 0.6), tiny.run(plain, spec, spec.trained, 0.6))
+    assert not torch.equal(tiny.run(after, spec, grid, 0.6), tiny.run(plain, spec, grid, 0.6))
+
+
+def patched_after(spec, change, method="dype-yarn"):
+    """A model changed by `change`, then patched."""
+    model = change(spec.make())
+    apply_extrapolation(model, method, trained_grid=spec.trained)
+    return model
+
+
+def test_a_lora_adapter_added_before_or_after_patching_gives_one_model(tiny):
+    pytest.importorskip("peft")
+    from peft import LoraConfig
+
+    spec = tiny.TINY["flux"]
+    grid = tuple(2 * n for n in spec.trained)
+
+    def adapted(model):
+        torch.manual_seed(1)  # init_lora_weights=False: a random adapter that changes the output
+        model.add_adapter(LoraConfig(r=2, target_modules=["to_q", "to_k", "to_v"], init_lora_weights=False))
+        return model
+
+    before, plain = patched_after(spec, adapted), adapted(spec.make())
+    after = patched(spec)
+    adapted(after)
+    expected = tiny.run(before, spec, grid, 0.6)
+    assert torch.equal(tiny.run(after, spec, grid, 0.6), expected)
+    assert not torch.equal(expected, tiny.run(plain, spec, grid, 0.6))
+    assert not torch.equal(expected, tiny.run(patched(spec), spec, grid, 0.6))  # the adapter acts
+    after._axialrope_extrapolation.remove()
+    assert torch.equal(tiny.run(after, spec, grid, 0.6), tiny.run(plain, spec, grid, 0.6))
+
+
+def cache_configs():
+    from diffusers import FirstBlockCacheConfig, PyramidAttentionBroadcastConfig, TaylorSeerCacheConfig
+
+    return {
+        "first-block": FirstBlockCacheConfig(threshold=0.5),
+        "taylorseer": TaylorSeerCacheConfig(cache_interval=2, disable_cache_before_step=1),
+        "pab": PyramidAttentionBroadcastConfig(
+            spatial_attention_block_skip_range=2,
+            spatial_attention_timestep_skip_range=(-1, 1001),
+            current_timestep_callback=lambda: 500,
+        ),
+    }
+
+
+@pytest.mark.parametrize("cache", ["first-block", "taylorseer", "pab"])
+def test_diffusers_cache_hooks_run_on_a_patched_model(tiny, cache):
+    """Over a few steps with the cache on: at the trained grid the untouched model's outputs, beyond it the
+    patched model's tables under the same hook."""
+    spec = tiny.TINY["flux"]
+
+    def steps(model, grid):
+        model.enable_cache(cache_configs()[cache])
+        with model.cache_context("cond"):
+            outputs = [tiny.run(model, spec, grid, t) for t in (1.0, 0.75, 0.5, 0.25)]
+        model.disable_cache()
+        return torch.stack(outputs)
+
+    assert torch.equal(steps(patched(spec), spec.trained), steps(spec.make(), spec.trained))
+    twice = tuple(2 * n for n in spec.trained)
+    assert not torch.equal(steps(patched(spec), twice), steps(spec.make(), twice))
+
+
+def test_a_patched_model_saves_and_reloads_untouched(tiny, tmp_path):
+    spec = tiny.TINY["flux"]
+    model = patched(spec)
+    model.save_pretrained(tmp_path)
+    assert "axialrope" not in (tmp_path / "config.json").read_text()
+    reloaded = type(model).from_pretrained(tmp_path).eval()
+    grid = tuple(2 * n for n in spec.trained)
+    assert torch.equal(tiny.run(reloaded, spec, grid, 0.6), tiny.run(spec.make(), spec, grid, 0.6))
+
+
+@pytest.mark.parametrize("name, compiled", [("flux", False), ("wan", False), ("wan", True)])
+def test_gradients_flow_through_a_patched_model_at_twice_its_grid(tiny, name, compiled):
+    spec = tiny.TINY[name]
+    grid, timestep = tuple(2 * n for n in spec.trained), 0.5 * tiny.FAMILY[name].time.at_noise
+
+    def gradients(model, compiled=compiled):
+        model.train()
+        run = torch.compile(model, backend="eager") if compiled else model
+        run(**spec.inputs(model, grid, timestep), return_dict=False)[0].square().mean().backward()
+        return {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+
+    torch._dynamo.reset()
+    plain, extrapolated = gradients(spec.make(), compiled=False), gradients(patched(spec))
+    assert plain.keys() == extrapolated.keys()
+    assert all(torch.isfinite(g).all() for g in extrapolated.values())
+    assert any(not torch.equal(plain[n], extrapolated[n]) for n in plain)
+    if compiled:  # dynamo's eager backend runs the traced graph: the eager model's gradients
+        torch.testing.assert_close(extrapolated, gradients(patched(spec), compiled=False), rtol=0, atol=0)
+
+
+def test_the_attention_side_stays_the_users(tiny):
+    """Fused q/k/v projections, another attention backend and a user's processor change nothing the
+    patch does: the rope's tables reach whatever computes the attention."""
+    from diffusers.models.attention_dispatch import attention_backend
+    from diffusers.models.transformers.transformer_flux import FluxAttnProcessor
+
+    spec = tiny.TINY["flux"]
+    grid = tuple(2 * n for n in spec.trained)
+    expected = tiny.run(patched(spec), spec, grid, 0.6)
+    fused = patched(spec)
+    fused.fuse_qkv_projections()
+    torch.testing.assert_close(tiny.run(fused, spec, grid, 0.6), expected, rtol=1e-5, atol=1e-6)
+    with attention_backend("_native_math"):
+        torch.testing.assert_close(tiny.run(patched(spec), spec, grid, 0.6), expected, rtol=1e-5, atol=1e-6)
+    own = patched(spec)
+    own.set_attn_processor(FluxAttnProcessor())
+    assert torch.equal(tiny.run(own, spec, grid, 0.6), expected)
