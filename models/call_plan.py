@@ -21,9 +21,10 @@ on a shared module, so:
 
 The pre-hook runs before every other pre-hook of the model, so whatever runs inside the call (other
 hooks included) sees its state. It is host-side work (a timestep read, a plan per grid and time),
-kept out of the forward itself so that the forward only reads the result. A model carries one plan
-at a time; `remove()` also drops a state that an interrupted forward left behind (a KeyboardInterrupt
-skips the forward hook).
+kept out of the forward itself so that the forward only reads the result; under torch.compile both
+hooks run eagerly, outside the graph (`torch.compiler.disable`), so the graph never sees the state. A
+model carries one plan at a time; `remove()` also drops a state that an interrupted forward left
+behind (a KeyboardInterrupt skips the forward hook).
 
 The two users:
 - the project's DiT (`axial_dit/extrapolation.py`): the state is the call's `RopeConfig`, and
@@ -73,11 +74,11 @@ class Timestep:
 
 
 class StepTime:
-    """A forward's `timestep` argument and the diffusion time t it stands for.
+    """A forward's `timestep` argument and the diffusion time t it stands for, per sample.
 
     Args:
         rule: the `Timestep` (t from the timestep by its rule, clamped to [0, 1]).
-        timestep: the argument (a number or a tensor), or None until `set`.
+        timestep: the argument (a number, or a tensor whose first axis is the batch's), or None until `set`.
     """
 
     def __init__(self, rule: Timestep, timestep=None):
@@ -86,27 +87,49 @@ class StepTime:
 
     def set(self, timestep) -> None:
         """Records the transformer's `timestep` argument (read only when needed)."""
-        self.timestep, self._value = timestep, None
+        self.timestep, self._values = timestep, None
 
-    def raw(self) -> float:
-        """The timestep as a number: its largest entry when a batch (or Wan 2.2's per-token timesteps) differ.
-        One host read, the first time only."""
-        if self._value is None:
+    def raws(self) -> tuple[float, ...]:
+        """Per sample, its timestep as a number: the largest entry of its row (Wan 2.2's per-token
+        timesteps, diffusion forcing's per-frame ones); one number for a scalar. One host read, the
+        first time only."""
+        if self._values is None:
             if self.timestep is None:
                 raise RuntimeError(
                     "a timestep-dependent extrapolation needs the diffusion time: call the transformer with its "
                     "`timestep` argument (its forward pre-hook passes it on), or set handle.time.set(timestep)"
                 )
             timestep = self.timestep
-            value = float(timestep.detach().max()) if torch.is_tensor(timestep) else float(timestep)
-            if not math.isfinite(value):
-                raise ValueError(f"timestep must be finite, got {value}")
-            self._value = value
-        return self._value
+            if torch.is_tensor(timestep):
+                rows = timestep.detach().reshape(timestep.shape[0], -1) if timestep.ndim else timestep.reshape(1, 1)
+                values = tuple(float(v) for v in rows.amax(dim=1).tolist())
+            else:
+                values = (float(timestep),)
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError(f"timestep must be finite, got {values}")
+            self._values = values
+        return self._values
+
+    def raw(self) -> float:
+        """The batch's one timestep; ValueError where its samples are at different times (one plan for
+        the batch would give each but one of them the wrong time)."""
+        values = self.raws()
+        if any(v != values[0] for v in values):
+            raise ValueError(
+                f"the samples of this batch are at different diffusion times (timesteps "
+                f"{', '.join(f'{v:g}' for v in values)}), and this "
+                "model's rope encodes the whole batch with one table, so a timestep-dependent method cannot "
+                "give each sample its own time: call the model once per time"
+            )
+        return values[0]
 
     def value(self) -> float:
-        """t in [0, 1] by the rule."""
+        """t in [0, 1] by the rule, the batch's one."""
         return self.rule.to_t(self.raw())
+
+    def values(self) -> tuple[float, ...]:
+        """t in [0, 1] by the rule, per sample."""
+        return tuple(self.rule.to_t(v) for v in self.raws())
 
 
 # -- the calls under way ----------------------------------------------------------------------------------
@@ -213,6 +236,7 @@ def attach(model: nn.Module, plan: CallPlan) -> AttachedPlan:
     return AttachedPlan(model, plan, hooks)
 
 
+@torch.compiler.disable(reason="a call plan is host-side work; the forward reads its result")
 def _begin_call(module: nn.Module, args: tuple, kwargs: dict):
     """Every plan's forward pre-hook. It reads the plan from the module it is called on, so a deep copy
     uses its own."""
@@ -224,6 +248,7 @@ def _begin_call(module: nn.Module, args: tuple, kwargs: dict):
     return plan.inputs(state, module, args, kwargs)
 
 
+@torch.compiler.disable(reason="a call plan is host-side work; the forward reads its result")
 def _end_call(module: nn.Module, args: tuple, kwargs: dict, output):
     plan = vars(module).get(PLAN_ATTRIBUTE)
     if plan is not None:

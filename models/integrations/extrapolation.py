@@ -81,8 +81,8 @@ class ModelPatch:
                 )
             if hasattr(current, "_diffusers_hook"):
                 raise RuntimeError(
-                    "diffusers hooks (context parallelism?) were added to the extrapolated rope "
-                    "module; remove them before removing the extrapolation"
+                    f"diffusers hooks ({hooks_of(current)}) were added to the extrapolated rope module; "
+                    "remove them before removing the extrapolation"
                 )
 
     def remove(self) -> None:
@@ -149,7 +149,8 @@ def apply_extrapolation(
 
     Args:
         pipe_or_transformer: a `DiffusionPipeline` (its `transformer`, `transformer_2`, `controlnet`s)
-            or one model of a registered family (`registry.supported_classes()`).
+            or one model of a registered family (`registry.supported_classes()`); a model wrapped by
+            `torch.compile` is patched through the module it wraps (`_orig_mod`).
         method: a name of `axialrope.EXTRAPOLATION_METHODS` ("yarn+entropy": with entropy scaling, as the CLI
             takes it) or an `Extrapolation`.
         trained_grid: the trained token grid, (h, w) or (t, h, w) in latent frames after the temporal
@@ -202,15 +203,24 @@ def _models_of(pipe_or_transformer) -> tuple[object, list[nn.Module]]:
         models = []
         for name in PIPELINE_MODELS:
             model = getattr(pipe, name, None)
-            for member in getattr(model, "nets", None) or [model]:  # a multi-ControlNet holds several
+            for member in getattr(_uncompiled(model), "nets", None) or [model]:  # a multi-ControlNet holds several
+                member = _uncompiled(member)
                 if isinstance(member, nn.Module) and member not in models:
                     models.append(member)
         return pipe, models
     if isinstance(pipe_or_transformer, nn.Module):
-        return None, [pipe_or_transformer]
+        return None, [_uncompiled(pipe_or_transformer)]
     raise TypeError(
         f"pipe_or_transformer must be a diffusers pipeline or model, got {type(pipe_or_transformer).__name__}"
     )
+
+
+def _uncompiled(model):
+    """The module `torch.compile(model)` wraps (its `_orig_mod`): patching it patches what the compiled
+    module runs, which traces the patched module at its next call."""
+    from torch._dynamo.eval_frame import OptimizedModule
+
+    return model._orig_mod if isinstance(model, OptimizedModule) else model
 
 
 def _family_options(family: Family, options: dict) -> dict:
@@ -289,10 +299,28 @@ def _check_model(model: nn.Module, family: Family, config: Mapping) -> None:
             f"only {', '.join(family.rope_classes)}"
         )
     if hasattr(rope, "_diffusers_hook"):
+        causes = hooks_of(rope)
         raise ValueError(
-            f"{type(model).__name__}.{family.rope_attr} carries diffusers hooks (context parallelism?): "
-            "call apply_extrapolation before enabling them, so they wrap the extrapolated module"
+            f"{type(model).__name__}.{family.rope_attr} carries diffusers hooks ({causes}): call "
+            f"apply_extrapolation before enabling {causes}, so they wrap the extrapolated module"
         )
+
+
+def hooks_of(module: nn.Module) -> str:
+    """What put diffusers hooks on a module, by their names in its registry (group offloading, layerwise
+    casting, context parallelism, or the hook's own name)."""
+    causes = []
+    for name in getattr(getattr(module, "_diffusers_hook", None), "hooks", {}) or {}:
+        if name.startswith(("cp_input", "cp_output")):
+            cause = "context parallelism"
+        elif "group_offloading" in name:
+            cause = "group offloading"
+        elif name == "layerwise_casting":
+            cause = "layerwise casting"
+        else:
+            cause = f"the hook {name!r}"
+        causes.append(cause)
+    return " and ".join(dict.fromkeys(causes)) or "of unknown origin"
 
 
 def _trained_grid(family: Family, config: Mapping, trained_grid) -> tuple[int, ...]:

@@ -31,6 +31,7 @@ from axialrope.table_cache import tensor_key as tensor_key  # the kinds' key of 
 from axialrope.tables import axial_cos_sin, axis_cos_sin
 
 from ..family import Family
+from . import graph_call
 
 
 class CallState(StepTime):
@@ -112,6 +113,12 @@ class ExtrapolatedRope(nn.Module):
         self.trained_grid = setup.trained_grid
         self.time = StepTime(setup.family.time)
         self._reset_caches()
+        self.graph_key = graph_call.register(self)
+
+    def __call__(self, *args, **kwargs):
+        if torch.compiler.is_compiling():  # the graph calls one opaque operator that runs this call eagerly
+            return graph_call.traced_call(self, args, kwargs)
+        return super().__call__(*args, **kwargs)
 
     # -- per call ---------------------------------------------------------------------------------------
 
@@ -140,14 +147,23 @@ class ExtrapolatedRope(nn.Module):
         """(rotary channels, theta) of each planned axis, in the trained grid's order."""
         return [(self.setup.dims[a], self.setup.thetas[a]) for a in self.setup.family.planned_axes]
 
-    def plan(self, grid: Sequence[int], token_spacing: Sequence[float] | None = None) -> RopePlan | None:
+    def within_grid(self, grid: Sequence[int]) -> bool:
+        """Whether a token grid lies at or inside the trained one on every planned axis."""
+        return all(int(n) <= trained for n, trained in zip(grid, self.trained_grid, strict=True))
+
+    def plan(
+        self, grid: Sequence[int], token_spacing: Sequence[float] | None = None, time: float | None = None
+    ) -> RopePlan | None:
         """The plan for a global token grid (per planned axis), or None where the encoding is the
         trained one (then the family's own module runs). token_spacing: this call's, per planned
-        axis (default `self.token_spacing()`)."""
+        axis (default `self.token_spacing()`); time: the diffusion time of a timestep-dependent
+        method (default: the call's, `t()`)."""
         grid = tuple(int(n) for n in grid)
-        if all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True)):
+        if self.within_grid(grid):
             return None  # every method is the trained encoding here; no timestep is read
-        t = self.t() if self.extrapolation.is_timestep_dependent else None
+        t = None
+        if self.extrapolation.is_timestep_dependent:
+            t = self.t() if time is None else time
         spacing = self.token_spacing() if token_spacing is None else tuple(token_spacing)
         key = (grid, t, spacing)
         plan = self._plans.get(key, False)
@@ -201,7 +217,47 @@ class ExtrapolatedRope(nn.Module):
         for name, value in self.__dict__.items():
             clone.__dict__[name] = copy.deepcopy(value, memo)
         clone._reset_caches()
+        clone.graph_key = graph_call.register(clone)
         return clone
+
+    def __setstate__(self, state) -> None:
+        """An unpickled module is a new one: its own key for the graph operator."""
+        super().__setstate__(state)
+        self.graph_key = graph_call.register(self)
+
+    # -- under torch.compile (`graph_call.py`) ------------------------------------------------------------------
+
+    def within_trained(self, args: tuple, kwargs: dict) -> bool:
+        """Whether the call's shapes and Python arguments alone put it at or inside the trained grid (then the
+        family's own module is traced, as in the untouched model). False where the grid lies in values."""
+        return False
+
+    def graph_arguments(self, args: tuple, kwargs: dict) -> tuple[list, list[int], torch.device] | None:
+        """A call's arguments as the graph operator takes them, (tensors, Python integers, device), or None
+        where this kind has no operator form (its call then runs eagerly behind a graph break). The default
+        takes calls whose arguments are all tensors (ids, the latent), each detached: only its values or
+        shape are read, and the tables carry no gradient."""
+        if kwargs or not args or not all(isinstance(a, torch.Tensor) for a in args):
+            return None
+        if type(self).fake_tables is ExtrapolatedRope.fake_tables:
+            return None
+        return [a.detach() for a in args], [], args[0].device
+
+    def from_graph_arguments(self, tensors: list, ints: list[int], device: torch.device) -> tuple[tuple, dict]:
+        """(args, kwargs) of the eager call from what `graph_arguments` gave the operator."""
+        return tuple(tensors), {}
+
+    def fake_tables(self, tensors: list, ints: list[int], device: torch.device) -> list[torch.Tensor]:
+        """Empty tensors with the shapes, dtypes and device of the call's tables (contiguous), for tracing."""
+        raise NotImplementedError
+
+    def graph_outputs(self, output) -> list[torch.Tensor]:
+        """The call's output as the operator's list of tensors (default: a tuple's items, or one tensor)."""
+        return list(output) if isinstance(output, (tuple, list)) else [output]
+
+    def from_graph_outputs(self, tensors: list):
+        """The call's output from the operator's list (default: a tuple)."""
+        return tuple(tensors)
 
     def extra_repr(self) -> str:
         return f"method={self.extrapolation.method!r}, trained_grid={self.trained_grid}"

@@ -214,6 +214,11 @@ class IdsRope(ExtrapolatedRope):
         key, anchors = found
         return self.cached((*key, ids.device, plan_key(plan), layout.maps), build, anchors=anchors)
 
+    def fake_tables(self, tensors, ints, device):
+        """cos, sin (seq, sum(dims)) float32 for ids (seq, n_axes)."""
+        ids = tensors[0]
+        return [ids.new_empty((ids.shape[-2], sum(self.setup.dims)), dtype=torch.float32) for _ in range(2)]
+
 
 # -- families ------------------------------------------------------------------------------------------------
 

@@ -136,6 +136,37 @@ class QwenRope(ExtrapolatedRope):
 
         return self.cached((tuple(shapes), text_tokens, device, plan_key(plan)), build)
 
+    @staticmethod
+    def call_arguments(args, kwargs) -> tuple:
+        """(video_fhw, device, max_txt_seq_len) of a call, given by position or name."""
+        named = dict(zip(("video_fhw", "device", "max_txt_seq_len"), args, strict=False))
+        named.update(kwargs)
+        return named.get("video_fhw"), named.get("device"), named.get("max_txt_seq_len")
+
+    def within_trained(self, args, kwargs) -> bool:
+        grid = self.grid(self.shapes_of(self.call_arguments(args, kwargs)[0]))
+        return all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True))
+
+    def graph_arguments(self, args, kwargs):
+        """No tensors: the first sample's shapes, flattened after their count, then the text's length."""
+        video_fhw, device, text_tokens = self.call_arguments(args, kwargs)
+        if text_tokens is None or isinstance(text_tokens, torch.Tensor):
+            return None  # a length held in a tensor would be read on the host: the eager call does that
+        shapes = self.shapes_of(video_fhw)
+        ints = [len(shapes), *(n for shape in shapes for n in shape), int(text_tokens)]
+        return [], ints, torch.device(device) if device is not None else torch.device("cpu")
+
+    def from_graph_arguments(self, tensors, ints, device):
+        count = ints[0]
+        shapes = [tuple(ints[1 + 3 * i : 4 + 3 * i]) for i in range(count)]
+        return ([shapes],), {"device": device, "max_txt_seq_len": ints[-1]}
+
+    def fake_tables(self, tensors, ints, device):
+        """complex64 (image tokens, pairs) and (text tokens, pairs)."""
+        count, pairs = ints[0], sum(self.setup.dims) // 2
+        tokens = sum(ints[1 + 3 * i] * ints[2 + 3 * i] * ints[3 + 3 * i] for i in range(count))
+        return [torch.empty((n, pairs), dtype=torch.complex64, device=device) for n in (tokens, ints[-1])]
+
 
 def _covering(own: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
     """A reference's positions on one axis mapped onto the output's extent (unchanged where they match)."""

@@ -8,7 +8,8 @@ context parallelism diffusers shards the rope's output, after this module ran on
 
 Wan: WanRotaryPosEmbed gives the time axis head_dim - 4 (head_dim // 6) channels and y, x
 2 (head_dim // 6) each, theta 10000 (its default; WanTransformer3DModel passes none). Time:
-WanPipeline passes sigma * 1000; Wan 2.2's per-token timesteps count by their largest entry. Its
+WanPipeline passes sigma * 1000; Wan 2.2's per-token timesteps count by each sample's largest entry,
+and a batch whose samples are at different times gets a table each (`LatentGridKind.per_sample`). Its
 copies keep the rope and change the trained grid: Wan VACE, Wan Animate, SkyReels-V2, ChronoEdit
 (`temporal_skip`: a two-frame edit, input and output, at times 0 and temporal_skip_len - 1, the
 ends of its reasoning clip, whose span is the time axis's length) and Sana-Video (a linear
@@ -25,6 +26,7 @@ frames) and HunyuanImage (two axes, an image model). Framepack's rope takes fram
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -42,11 +44,15 @@ class LatentGridKind(RopeKind):
     patch: config keys of the patch size per axis, (t, h, w) or (h, w); one key holding a tuple also works.
     shape: the einops pattern of the returned tables from "s d" (seq, channels).
     temporal_skip: the config key of ChronoEdit's temporal_skip_len (None: no such rule).
+    per_sample: the tables' first axis (1 in `shape`) broadcasts over the batch in the family's attention
+        (Wan's (1, seq, 1, d)), so it can hold one table per sample: a batch whose samples are at different
+        diffusion times gets each its own under a timestep-dependent method (others refuse such a batch).
     """
 
     patch: tuple[str, ...]
     shape: str = "s d"
     temporal_skip: str | None = None
+    per_sample: bool = False
     title: ClassVar[str] = "grid (hidden_states)"
 
     def patch_sizes(self, config) -> tuple[int, ...]:
@@ -61,6 +67,13 @@ class LatentGridKind(RopeKind):
         if self.temporal_skip is not None and sizes[0] == 2:
             positions[0] = torch.tensor([0.0, float(config[self.temporal_skip]) - 1])
         return positions
+
+    def extent(self, config, sizes) -> tuple[int, ...]:
+        """Per axis, the span of `positions` (last position + 1, 0 for an empty axis), from the sizes alone."""
+        spans = [int(n) for n in sizes]
+        if self.temporal_skip is not None and spans[0] == 2:
+            spans[0] = int(config[self.temporal_skip])
+        return tuple(spans)
 
     def make_rope(self, original, setup: RopeSetup) -> LatentGridRope:
         return LatentGridRope(original, setup)
@@ -77,12 +90,29 @@ class LatentGridRope(ExtrapolatedRope):
         self.shape = self.kind.shape
 
     def forward(self, hidden_states: torch.Tensor):
-        sizes = tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
-        positions = self.kind.positions(self.setup.config, sizes)
-        grid = tuple(int(p[-1]) + 1 if len(p) else 0 for p in positions)  # each axis's length: its span
-        plan = self.plan(grid)
+        sizes = self.token_sizes(hidden_states)
+        grid = self.kind.extent(self.setup.config, sizes)  # each axis's length: its span
+        if not self.sample_tables(hidden_states.shape[0], grid):
+            return self.table(hidden_states, sizes, grid)
+        times = self.call_state().values()
+        if len(set(times)) == 1:  # one time: one table, along the batch's axis
+            return tuple(t.expand(hidden_states.shape[0], *t.shape[1:]) for t in self.table(hidden_states, sizes, grid))
+        tables = [self.table(hidden_states, sizes, grid, time) for time in times]  # each sample at its own time
+        return tuple(torch.cat([t.to(torch.float32) for t in parts]) for parts in zip(*tables, strict=True))
+
+    def sample_tables(self, batch: int, grid) -> bool:
+        """Whether this call's tables hold one table per sample (`LatentGridKind.per_sample`, the batch
+        being at its own times under a timestep-dependent method, beyond the trained grid): decided by
+        shapes alone, so that a compiled graph knows it."""
+        dependent = self.extrapolation.is_timestep_dependent
+        return self.kind.per_sample and dependent and batch > 1 and not self.within_grid(grid)
+
+    def table(self, hidden_states: torch.Tensor, sizes, grid, time: float | None = None):
+        """The tables of the grid at the call's time (or `time`), one for the whole batch."""
+        plan = self.plan(grid, time=time)
         if plan is None:
             return self.original(hidden_states)
+        positions = self.kind.positions(self.setup.config, sizes)
         device = hidden_states.device
 
         def build():
@@ -99,6 +129,24 @@ class LatentGridRope(ExtrapolatedRope):
 
         return self.cached((sizes, device, plan_key(plan)), build)
 
+    def token_sizes(self, hidden_states: torch.Tensor) -> tuple[int, ...]:
+        return tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
+
+    def within_trained(self, args, kwargs) -> bool:
+        sizes = self.token_sizes(args[0] if args else kwargs["hidden_states"])
+        grid = self.kind.extent(self.setup.config, sizes)
+        return all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True))
+
+    def fake_tables(self, tensors, ints, device):
+        """cos, sin float32 in the family's shape (`LatentGridKind.shape`) for the latent's token grid."""
+        latent = tensors[0]
+        sizes = self.token_sizes(latent)
+        seq, width = math.prod(sizes), sum(self.setup.dims)
+        shape = [{"1": 1, "s": seq, "d": width}[axis] for axis in self.shape.split()]
+        if self.sample_tables(latent.shape[0], self.kind.extent(self.setup.config, sizes)):
+            shape[0] = latent.shape[0]
+        return [latent.new_empty(shape, dtype=torch.float32) for _ in range(2)]
+
 
 # -- families ------------------------------------------------------------------------------------------------
 
@@ -113,7 +161,7 @@ WAN = Family(
     name="wan",
     title="Wan 2.1 / 2.2",
     classes=("WanTransformer3DModel",),
-    kind=LatentGridKind(patch=("patch_size",), shape="1 s 1 d"),
+    kind=LatentGridKind(patch=("patch_size",), shape="1 s 1 d", per_sample=True),
     axes=("temporal", "spatial", "spatial"),
     rope_axes=RopeAxes(
         dims=wan_axes_dims, theta=10000.0, theta_source="WanRotaryPosEmbed's default; WanTransformer3DModel passes none"
@@ -224,7 +272,9 @@ CHRONOEDIT = replace(
     name="chronoedit",
     title="ChronoEdit",
     classes=("ChronoEditTransformer3DModel",),
-    kind=LatentGridKind(patch=("patch_size",), shape="1 s 1 d", temporal_skip="rope_temporal_skip_len"),
+    kind=LatentGridKind(
+        patch=("patch_size",), shape="1 s 1 d", temporal_skip="rope_temporal_skip_len", per_sample=True
+    ),
     rope_axes=replace(WAN.rope_axes, dims=chronoedit_axes_dims),
     rope_classes=("ChronoEditRotaryPosEmbed",),
     trained=(

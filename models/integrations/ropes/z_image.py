@@ -92,6 +92,14 @@ class RopeEmbedderRope(ExtrapolatedRope):
         values = hashlib.sha1(rows.numpy().tobytes()).hexdigest()
         return self.cached((tuple(ids.shape), values, ids.device, plan_key(plan)), build)
 
+    def fake_tables(self, tensors, ints, device):
+        """complex64 (seq, sum(dims) // 2) for ids (seq, 3)."""
+        ids = tensors[0]
+        return [ids.new_empty((ids.shape[0], sum(self.setup.dims) // 2), dtype=torch.complex64)]
+
+    def from_graph_outputs(self, tensors):
+        return tensors[0]
+
 
 # -- families ------------------------------------------------------------------------------------------------
 
