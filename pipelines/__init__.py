@@ -10,6 +10,7 @@
 
     from axialrope.pipelines import calibrate
     calibrate(pipe, "photos/", scales=[1.5, 2])         # its default extrapolation, measured on your images
+    calibrate(pipe, None, scales=[2])                   # no real images: the reference-free score
 
 The subpackages say their job: `data/` (procedural scenes, folders, buckets, video I/O,
 text), `dit/` (the DiT's diffusers pipeline, its schedulers and default extrapolation, the model,
@@ -59,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "swd": "evaluation.metrics",
     "video_swd": "evaluation.metrics",
     "shape_persistence": "evaluation.metrics",
+    "self_reference_score": "evaluation.self_reference",
+    "image_repetition": "evaluation.repetition",
     "perplexity": "evaluation.text_lm",
     "passkey_accuracy": "evaluation.text_lm",
 }
