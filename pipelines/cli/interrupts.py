@@ -18,6 +18,8 @@ import signal
 import sys
 import threading
 
+from tqdm import tqdm
+
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM arrived (a KeyboardInterrupt, so that every handler of Ctrl-C handles it too)."""
@@ -48,7 +50,9 @@ def exit_code(stop: BaseException) -> int:
 def interrupted(command: str, stop: BaseException, kept: str) -> int:
     """Print `axialrope COMMAND: stopped by Ctrl-C (SIGTERM); <kept>` on stderr; returns `exit_code(stop)`."""
     how = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
-    print(f"axialrope {command}: stopped by {how}; {kept}", file=sys.stderr)
+    # A progress bar may still hold the line (a signal can land while it draws): tqdm.write clears the open bars,
+    # and "\r" starts the message at the line's beginning even where a bar was left half drawn.
+    tqdm.write(f"\raxialrope {command}: stopped by {how}; {kept}", file=sys.stderr)
     return exit_code(stop)
 
 
