@@ -6,7 +6,8 @@
   reader, so calls in other threads, nested calls and deep copies never see each other's state.
 - `ExtrapolatedRope` is the base of the replacement modules: `plan(grid)` is None wherever the
   method leaves the trained encoding as it is (then the family's own module runs), and `cached`
-  keeps tables per key.
+  keeps tables per key. While torch.compile traces, its call is one opaque operator that runs it
+  eagerly (`graph_call.py`); a kind says how (`graph_arguments`, `fake_tables`).
 - `grid_table`, `ids_table`, `axial_table` build cos, sin with the core's table builders
   (`axialrope.tables.axial_cos_sin`: float64 angles) on the CPU and move the float32 tables to
   the model's device (some devices have no float64).

@@ -144,8 +144,7 @@ class QwenRope(ExtrapolatedRope):
         return named.get("video_fhw"), named.get("device"), named.get("max_txt_seq_len")
 
     def within_trained(self, args, kwargs) -> bool:
-        grid = self.grid(self.shapes_of(self.call_arguments(args, kwargs)[0]))
-        return all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True))
+        return self.within_grid(self.grid(self.shapes_of(self.call_arguments(args, kwargs)[0])))
 
     def graph_arguments(self, args, kwargs):
         """No tensors: the first sample's shapes, flattened after their count, then the text's length."""

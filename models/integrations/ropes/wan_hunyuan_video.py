@@ -134,8 +134,7 @@ class LatentGridRope(ExtrapolatedRope):
 
     def within_trained(self, args, kwargs) -> bool:
         sizes = self.token_sizes(args[0] if args else kwargs["hidden_states"])
-        grid = self.kind.extent(self.setup.config, sizes)
-        return all(n <= trained for n, trained in zip(grid, self.trained_grid, strict=True))
+        return self.within_grid(self.kind.extent(self.setup.config, sizes))
 
     def fake_tables(self, tensors, ints, device):
         """cos, sin float32 in the family's shape (`LatentGridKind.shape`) for the latent's token grid."""

@@ -26,18 +26,19 @@ def sampler_timesteps(family, steps: int = STEPS) -> list[float]:
     return [family.time.timestep_at(sigma) for sigma in scheduler.sigmas[:-1].tolist()]
 
 
-def compiled_schedule(tiny, model, spec, grid, timesteps, backend="eager"):
-    """(outputs at every step, graph breaks, frames compiled by the first step, frames compiled in all) of
-    `torch.compile(model)` over the timesteps."""
+def compiled_schedule(tiny, model, spec, runs, backend="eager"):
+    """`torch.compile(model)` over `runs`, (grid, timesteps) pairs in turn: (outputs per run, graph breaks,
+    frames compiled by each run's first step, frames compiled in all)."""
     torch._dynamo.reset()
     counters.clear()
     compiled = torch.compile(model, backend=backend)
-    outputs, first = [], None
-    for timestep in timesteps:
-        outputs.append(tiny.run(compiled, spec, grid, timestep))
-        first = counters["frames"]["total"] if first is None else first
+    outputs, firsts = [], []
+    for grid, timesteps in runs:
+        outputs.append([tiny.run(compiled, spec, grid, timesteps[0])])
+        firsts.append(counters["frames"]["total"])
+        outputs[-1] += [tiny.run(compiled, spec, grid, timestep) for timestep in timesteps[1:]]
     breaks = sum(counters["graph_break"].values())
-    return outputs, breaks, first, counters["frames"]["total"]
+    return outputs, breaks, firsts, counters["frames"]["total"]
 
 
 def patched(spec, method="dype-yarn"):
@@ -49,22 +50,23 @@ def patched(spec, method="dype-yarn"):
 # -- torch.compile ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("factor", [1, 2])
 @pytest.mark.parametrize("name", STACK)
-def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_recompiles(tiny, name, factor):
+def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_recompiles(tiny, name):
     """The plan's numbers never reach the graph (the rope is one opaque operator, the call plan runs outside
-    it): no more graph breaks or compiled frames than the untouched model, none after the first step, and
-    the eager model's outputs (dynamo's eager backend runs the traced graph as it is)."""
+    it): at the trained grid and at twice it, over a whole schedule, no more graph breaks or compiled frames
+    than the untouched model, one compilation per size, and the eager model's outputs (dynamo's eager backend
+    runs the traced graph as it is)."""
     spec, family = tiny.TINY[name], tiny.FAMILY[name]
-    grid, timesteps = tuple(factor * n for n in spec.trained), sampler_timesteps(family)
-    timesteps = timesteps if factor > 1 else timesteps[::9]  # within the trained grid no time is read
-    _, plain_breaks, _, plain_frames = compiled_schedule(tiny, spec.make(), spec, grid, timesteps)
+    timesteps, twice = sampler_timesteps(family), tuple(2 * n for n in spec.trained)
+    runs = [(spec.trained, timesteps[::9]), (twice, timesteps)]  # within the trained grid no time is read
+    _, plain_breaks, _, plain_frames = compiled_schedule(tiny, spec.make(), spec, [(g, t[:1]) for g, t in runs])
     model = patched(spec)
-    outputs, breaks, first, frames = compiled_schedule(tiny, model, spec, grid, timesteps)
+    outputs, breaks, firsts, frames = compiled_schedule(tiny, model, spec, runs)
     assert breaks <= plain_breaks and frames <= plain_frames
-    assert frames == first  # nothing recompiled over the schedule
-    for step in (0, len(timesteps) // 2, -1):
-        assert torch.equal(outputs[step], tiny.run(model, spec, grid, timesteps[step]))
+    assert frames == firsts[-1]  # nothing recompiled over the schedule
+    for (grid, steps), got in zip(runs, outputs, strict=True):
+        for step in (0, len(steps) // 2, -1):
+            assert torch.equal(got[step], tiny.run(model, spec, grid, steps[step]))
 
 
 @pytest.mark.slow
@@ -73,7 +75,7 @@ def test_inductor_compiles_a_patched_model_once_per_size(tiny, name):
     spec, family = tiny.TINY[name], tiny.FAMILY[name]
     grid, timesteps = tuple(2 * n for n in spec.trained), sampler_timesteps(family)[::4]
     model = patched(spec)
-    outputs, _, first, frames = compiled_schedule(tiny, model, spec, grid, timesteps, backend="inductor")
+    (outputs,), _, (first,), frames = compiled_schedule(tiny, model, spec, [(grid, timesteps)], backend="inductor")
     assert frames == first
     for output, timestep in zip(outputs, timesteps, strict=True):
         torch.testing.assert_close(output, tiny.run(model, spec, grid, timestep), rtol=1e-5, atol=1e-5)
