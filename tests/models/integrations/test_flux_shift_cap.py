@@ -7,7 +7,7 @@ from diffusers import FluxPipeline
 from diffusers.pipelines.flux.pipeline_flux import calculate_shift
 
 from axialrope.models import apply_extrapolation
-from axialrope.models.integrations.shift_cap import capped_shift
+from axialrope.models.integrations.ropes.flux import capped_shift
 
 
 @pytest.fixture
