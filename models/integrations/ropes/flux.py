@@ -181,12 +181,15 @@ class FluxShiftCap:
     option: str = "shift_cap"
     patch: int = 2  # Flux packs 2 x 2 latent pixels into a token
 
-    def install(self, pipeline, method: str, value, trained_grid: Sequence[int]) -> list[Callable[[], None]]:
-        """Caps the pipeline's scheduler and records each call's grid (module docstring); returns the undo."""
+    def wanted(self, method: str, value) -> bool:
+        """Whether the cap goes with `method` under the option's `value` (None: with the dype-* methods)."""
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"shift_cap must be True, False or None, got {value!r}")
-        wanted = method.startswith("dype-") if value is None else value
-        if not wanted:
+        return method.startswith("dype-") if value is None else value
+
+    def install(self, pipeline, method: str, value, trained_grid: Sequence[int]) -> list[Callable[[], None]]:
+        """Caps the pipeline's scheduler and records each call's grid (module docstring); returns the undo."""
+        if not self.wanted(method, value):
             return []
         scheduler = getattr(pipeline, "scheduler", None)
         if scheduler is None or not hasattr(scheduler, "set_timesteps"):
