@@ -184,10 +184,11 @@ def apply_extrapolation(
             `shift_cap`, Qwen-Image's `dype_variant`, `reference`: where reference images sit beyond the
             trained grid, "cover" or "keep").
 
-    Under "auto" a family's pipeline-level extras follow the bands where they all agree: Flux's shift cap
-    (on with the dype-* methods) is installed when every band's method wants it and left out when none
-    does; bands that disagree (dype-* beside other methods) are refused unless `shift_cap` is given,
-    since the cap is set on the pipeline's scheduler, not per call of the transformer.
+    Under "auto" a family's pipeline-level extras follow each call's band too: Flux's shift cap (on with the
+    dype-* methods unless `shift_cap` says otherwise) is installed where some band's method takes it, and caps
+    a pipeline call only where the band of its size does; that needs the call's size, which the patched
+    pipeline records (a pipeline sharing its scheduler, made by from_pipe, gets a ValueError asking for
+    shift_cap=True or False).
 
     Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
     Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,
@@ -221,8 +222,9 @@ def apply_extrapolation(
     try:
         for extra in main_family.extras:
             value = family_options.get(extra.option)
-            method_name = _extra_method(extra, value, extrapolation, bands, pipeline)
-            undos += extra.install(pipeline, method_name, value, plans[0][2])
+            method_name, follows = _extra_method(extra, value, extrapolation, plans[0][3])
+            follow = {} if follows is None else {"applies": follows}  # an extra that follows the call's band
+            undos += extra.install(pipeline, method_name, value, plans[0][2], **follow)
         for model, family, grid, setup, rope in plans:
             patches.append(_install(model, family, grid, setup, rope))
     except BaseException:
@@ -265,23 +267,31 @@ def _calibration_for(family: Family, calibration, trained_grid, options: Mapping
     return calibrated
 
 
-def _extra_method(extra, value, extrapolation: Extrapolation, bands, pipeline) -> str:
-    """The method a pipeline-level extra is installed for: the call's, or under "auto" one of the bands' methods
-    that agree on whether the extra is wanted (ValueError where they disagree and `value` does not decide; a
-    bare model, without a pipeline for the extra to act on, takes the first)."""
-    if bands is None:
-        return extrapolation.method
-    methods = list(dict.fromkeys(band["method"] for band in bands))
-    wanted = {method: extra.wanted(method, value) for method in methods}
-    if len(set(wanted.values())) > 1 and pipeline is not None:
-        on = ", ".join(m for m, w in wanted.items() if w)
-        off = ", ".join(m for m, w in wanted.items() if not w)
-        raise ValueError(
-            f"the calibration's bands take {on} with {extra.option} and {off} without it, but {extra.option} is "
-            f"set on the pipeline, not per call: pass {extra.option}=True or {extra.option}=False "
-            f"(axialrope sample: --option {extra.option}=true or false) to choose"
-        )
-    return methods[0]
+def _extra_method(extra, value, extrapolation: Extrapolation, setup: RopeSetup) -> tuple:
+    """(method, applies or None): what a pipeline-level extra is installed with. Under "auto" (the main model's
+    `setup.choose`) where the bands' methods differ on whether the extra is wanted and `value` does not
+    decide, it is installed for a method that wants it, with `applies` telling per call's token grid whether
+    that call's band wants it (`ExtraFollowsBand`)."""
+    choice = setup.choose
+    if choice is None:
+        return extrapolation.method, None
+    methods = list(dict.fromkeys(method.method for method, _ in choice.resolved))
+    wanted = [method for method in methods if extra.wanted(method, value)]
+    if not wanted or len(wanted) == len(methods):
+        return methods[0], None
+    return wanted[0], ExtraFollowsBand(extra, value, choice)
+
+
+class ExtraFollowsBand:
+    """Whether a call's token grid gets a pipeline-level extra (Flux's shift cap) under "auto": whether the
+    method of its band (`BandChoice`) wants it. A plain object, so a deep copy or pickle of the pipeline
+    carries it."""
+
+    def __init__(self, extra, value, choice: BandChoice):
+        self.extra, self.value, self.choice = extra, value, choice
+
+    def __call__(self, grid: Sequence[int]) -> bool:
+        return self.extra.wanted(self.choice(grid)[0].method, self.value)
 
 
 def _models_of(pipe_or_transformer) -> tuple[object, list[nn.Module]]:

@@ -217,24 +217,49 @@ def test_a_band_whose_method_the_family_refuses_is_named(tiny):
     assert model.pos_embed is rope and "_axialrope_extrapolation" not in vars(model)
 
 
-def test_flux_shift_cap_follows_bands_that_agree_and_refuses_bands_that_do_not(tiny_flux_folder):
+def flux_pipe(folder):
     from diffusers import FluxPipeline
 
+    pipe = FluxPipeline.from_pretrained(folder)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+def schedule(pipe, height, width) -> torch.Tensor:
+    """The sigmas of one 2-step sample at height x width px (the shift the schedule was set with shows there)."""
+    pipe("a cat", height=height, width=width, num_inference_steps=2, max_sequence_length=8, output_type="latent")
+    return pipe.scheduler.sigmas.clone()
+
+
+def test_flux_shift_cap_follows_each_calls_band(tiny_flux_folder):
+    """All bands dype-*: the cap is on as with dype-yarn alone; none: off; a mix: each pipeline call is capped
+    exactly where its size's band is dype-*, as that method applied alone would do."""
     from axialrope.models.integrations.ropes.flux import is_capped
 
-    pipe = FluxPipeline.from_pretrained(tiny_flux_folder)
-    grid = (4, 4)
+    pipe = flux_pipe(tiny_flux_folder)
+    grid = (4, 4)  # 8 x 8 px: the tiny VAE (no downsampling) and Flux's 2 x 2 packing make 2 px a token
     all_dype = [{"up_to_scale": None, "method": "dype-yarn", "entropy_scaling": False}]
-    with apply_extrapolation(pipe, "auto", calibration=calibration(grid, all_dype)):
-        assert is_capped(pipe.scheduler)  # as apply_extrapolation(pipe, "dype-yarn") does
+    with apply_extrapolation(pipe, "auto", calibration=calibration(grid, all_dype)) as handle:
+        assert is_capped(pipe.scheduler) and handle.family.name == "flux"
     assert not is_capped(pipe.scheduler)
     with apply_extrapolation(pipe, "auto", calibration=calibration(grid, FLUX_BANDS[:2])):
         assert not is_capped(pipe.scheduler)  # yarn and ntk: no cap, as they have on their own
-    with pytest.raises(ValueError, match=r"bands take dype-yarn with shift_cap and pi without it.*shift_cap=True"):
-        apply_extrapolation(pipe, "auto", calibration=calibration(grid, FLUX_BANDS[2:]))
-    assert not is_capped(pipe.scheduler) and "_axialrope_extrapolation" not in vars(pipe.transformer)
     with apply_extrapolation(pipe, "auto", calibration=calibration(grid, FLUX_BANDS), shift_cap=False):
         assert not is_capped(pipe.scheduler)
+    for size, method in (((8, 16), "pi"), ((10, 24), "dype-yarn"), ((12, 12), "yarn")):
+        with apply_extrapolation(pipe, method, trained_grid=grid):
+            alone = schedule(pipe, *size)
+        with apply_extrapolation(pipe, "auto", calibration=calibration(grid, FLUX_BANDS)):
+            assert is_capped(pipe.scheduler)
+            assert torch.equal(schedule(pipe, *size), alone)
+    assert not is_capped(pipe.scheduler)
+    with apply_extrapolation(pipe, "auto", calibration=calibration(grid, FLUX_BANDS)):
+        with pytest.raises(ValueError, match="needs the call's size.*shift_cap=True or shift_cap=False"):
+            pipe.scheduler.set_timesteps(2, mu=1.0)  # outside a call of the patched pipeline: no size recorded
+    with apply_extrapolation(pipe, "dype-yarn", trained_grid=grid):
+        capped = schedule(pipe, 10, 24)
+    with apply_extrapolation(pipe, "pi", trained_grid=grid):
+        assert not torch.equal(schedule(pipe, 10, 24), capped)  # the test tells the two apart
 
 
 @pytest.mark.parametrize("grid", [(6, 6), (12, 12)])
