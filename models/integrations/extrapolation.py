@@ -13,6 +13,12 @@ the method with s_a = max(1, L_a / L_a_train). A pipeline's every transformer an
 it. Each model carries a call plan (`models/call_plan.py`, as the project's DiT does when sampled):
 its forward pre-hook derives the call's own state (its `timestep`, the whole inputs the rope needs,
 before context-parallel hooks shard them) for the replacement rope, and its forward hook drops it.
+
+"auto" with a calibration (`axialrope calibrate`'s calibration.json) chooses per call: for each
+forward's token grid the rope takes the band of that scale and aspect (`BandChoice`, by the one rule of
+`models/extrapolation_bands.py`) and computes what the band's method applied alone computes. Pipeline
+extras follow the call's band too: Flux's shift cap caps a pipeline call where its band is dype-*
+(docs/diffusers.md). "auto" without a calibration is refused: the families record no default.
 """
 
 from __future__ import annotations
@@ -170,25 +176,14 @@ def apply_extrapolation(
             or one model of a registered family (`registry.supported_classes()`); a model wrapped by
             `torch.compile` is patched through the module it wraps (`_orig_mod`).
         method: a name of `axialrope.EXTRAPOLATION_METHODS` ("yarn+entropy": with entropy scaling, as the CLI
-            takes it), an `Extrapolation`, or "auto" with a `calibration`: each call gets the method of the
-            calibration's band for its token grid's scale and aspect (`axialrope.models.extrapolation_bands`),
-            with that band's entropy scaling and options; a call at or inside the trained grid runs the
-            family's own module, as with every method.
+            takes it), an `Extrapolation`, or "auto": per call, the band of `calibration` (module docstring).
         trained_grid: the trained token grid, (h, w) or (t, h, w) in latent frames after the temporal
             patch; None: the calibration's under "auto", else the family's declared grid for the model's config.
-        calibration: "auto" only: the path of a calibration.json (`axialrope calibrate` writes it) or its
-            content, a dict. "auto" without one is refused (the families record no default; pass "none"
-            for the family's own behaviour).
+        calibration: "auto" only, and needed there: a calibration.json's path or its content (a dict).
         options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...; not with "auto",
             whose bands carry their own), `cache_size` (tables kept, default 8), the family's own (Flux's
             `shift_cap`, Qwen-Image's `dype_variant`, `reference`: where reference images sit beyond the
             trained grid, "cover" or "keep").
-
-    Under "auto" a family's pipeline-level extras follow each call's band too: Flux's shift cap (on with the
-    dype-* methods unless `shift_cap` says otherwise) is installed where some band's method takes it, and caps
-    a pipeline call only where the band of its size does; that needs the call's size, which the patched
-    pipeline records (a pipeline sharing its scheduler, made by from_pipe, gets a ValueError asking for
-    shift_cap=True or False).
 
     Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
     Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,
