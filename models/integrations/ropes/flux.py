@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -174,6 +175,61 @@ def uninstall(scheduler) -> None:
             vars(scheduler)["set_timesteps"] = capped.original
 
 
+class UncappedScheduleCheck:
+    """A forward pre-hook on the patched transformer: warns, once, when a call beyond the trained grid runs on a
+    schedule that none of the capped schedulers made.
+
+    The transformer keeps DyPE's rope whichever pipeline calls it, but only the schedulers `apply_extrapolation`
+    capped (and those a patched pipeline was given since) carry DyPE's shift. A pipeline made by
+    `from_pipe(pipe, scheduler=other)`, or a loop of the user's own with another scheduler, would give half the
+    method without a word. Its schedule shows in the timesteps: each call's is looked up among the capped
+    schedulers' current timesteps (the first step, t = 1, is in every schedule; the second tells). Only the
+    generated image's grid counts (Kontext's references carry another index), read from `img_ids` only when the
+    timestep is foreign, so calls on a capped schedule cost one host read of the timestep.
+    """
+
+    def __init__(self, recorder: RecordingCheckInputs):
+        self.recorder, self.warned = recorder, False
+
+    def capped_schedulers(self) -> list:
+        return [s for s in (self.recorder.pipeline.scheduler, *self.recorder.installed) if is_capped(s)]
+
+    @torch.compiler.disable
+    def __call__(self, module, args, kwargs):
+        timestep, ids = kwargs.get("timestep"), kwargs.get("img_ids")
+        if self.warned or not isinstance(timestep, torch.Tensor) or not isinstance(ids, torch.Tensor):
+            return None
+        t = float(timestep.reshape(-1)[0]) * 1000.0  # Flux pipelines pass sigma = t / 1000
+        for scheduler in self.capped_schedulers():
+            known = getattr(scheduler, "timesteps", None)
+            if isinstance(known, torch.Tensor) and _among(t, known):
+                return None
+        rows = ids.reshape(-1, ids.shape[-1])
+        generated = rows[rows[:, 0] == 0]
+        if generated.numel() == 0:
+            return None
+        grid = (int(generated[:, 1].max()) + 1, int(generated[:, 2].max()) + 1)
+        if all(n <= trained for n, trained in zip(grid, self.recorder.trained_grid, strict=True)):
+            return None
+        self.warned = True
+        warnings.warn(
+            f"this Flux transformer carries a DyPE method with its shift cap, but the schedule of this call at a "
+            f"{grid[0]} x {grid[1]} token grid (beyond the trained {self.recorder.trained_grid}) comes from a "
+            "scheduler without the cap (a pipeline made by from_pipe(..., scheduler=...) or a loop with a scheduler "
+            "of its own): call apply_extrapolation on that pipeline, or pass shift_cap=False to use the method "
+            "without DyPE's shift",
+            UserWarning,
+            stacklevel=2,
+        )
+        return None
+
+
+def _among(t: float, timesteps: torch.Tensor) -> bool:
+    """Whether timestep `t` (0..1000) is one of `timesteps`, to the precision a bf16 sigma keeps."""
+    known = timesteps.detach().to("cpu", torch.float64)
+    return bool(torch.isclose(known, torch.full_like(known, t), rtol=4e-3, atol=0.1).any())
+
+
 @dataclass(frozen=True)
 class FluxShiftCap:
     """The `shift_cap` option of Flux pipelines: None (on with the dype-* methods), True, False."""
@@ -205,8 +261,11 @@ class FluxShiftCap:
         factor = getattr(pipeline, "vae_scale_factor", 8) * self.patch
         recorder = RecordingCheckInputs(pipeline, trained_grid, factor, vars(pipeline).get("check_inputs"))
         vars(pipeline)["check_inputs"] = recorder
+        check = UncappedScheduleCheck(recorder)
+        hook = pipeline.transformer.register_forward_pre_hook(check, with_kwargs=True)
 
         def undo():
+            hook.remove()
             if vars(pipeline).get("check_inputs") is recorder:
                 if recorder.original is None:
                     del vars(pipeline)["check_inputs"]
