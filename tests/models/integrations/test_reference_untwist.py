@@ -1,4 +1,4 @@
-"""reference="untwist" (Untwisting RoPE, arXiv 2602.05013) on Flux Kontext, Flux.2 and Qwen-Image-Edit.
+"""reference="untwist" (Untwisting RoPE, arXiv 2602.05013) on Flux Kontext, Flux.2, Qwen-Image-Edit and BriaFibo-Edit.
 
 The rule's whole effect, at every size: the untouched model (or the same method under "cover") with each
 attention's reference keys, right after their norm, multiplied per pair by the paper's ramp written out
@@ -67,6 +67,23 @@ def kontext(tiny, output, reference):
     return model, inputs, len(ids), "flux"
 
 
+def bria_fibo_edit(tiny, output, reference):
+    """BriaFiboEditPipeline's layout: the reference's Flux ids on index 1 after the output's."""
+    from diffusers import FluxKontextPipeline
+
+    small = tiny.TINY["bria-fibo"]
+    model = small.make()
+    inputs = small.inputs(model, output, TIMESTEP)
+    ids = FluxKontextPipeline._prepare_latent_image_ids(1, *reference, "cpu", torch.float32)
+    ids[..., 0] = 1
+    inputs["img_ids"] = torch.cat([inputs["img_ids"], ids])
+    channels = inputs["hidden_states"].shape[-1]
+    inputs["hidden_states"] = torch.randn(
+        1, len(inputs["img_ids"]), channels, generator=torch.Generator().manual_seed(1)
+    )
+    return model, inputs, len(ids), "bria-fibo"
+
+
 def flux2(tiny, output, reference):
     from diffusers import Flux2Pipeline
 
@@ -89,7 +106,7 @@ def qwen_edit(tiny, output, reference):
     return model, inputs, reference[0] * reference[1], "qwen-image"
 
 
-EDITORS = [kontext, flux2, qwen_edit]
+EDITORS = [kontext, flux2, qwen_edit, bria_fibo_edit]
 
 
 DEFAULTS = KeyBands()
