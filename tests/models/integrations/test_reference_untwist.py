@@ -208,3 +208,30 @@ def test_a_bad_reference_value_is_refused(tiny):
     model = tiny.make_flux()
     with pytest.raises(ValueError, match="or a KeyBands"):
         apply_extrapolation(model, "pi", trained_grid=TRAINED, reference=0.5)
+
+
+def test_a_deep_copy_carries_its_own_hooks_and_threads_their_own_times(tiny):
+    import copy
+    import threading
+
+    model, inputs, _, _ = kontext(tiny, TRAINED, TRAINED)
+    plain = run(model, inputs)
+    handle = apply_extrapolation(model, "none", trained_grid=TRAINED, reference="untwist")
+    ours = {t: run(model, dict(inputs, timestep=torch.tensor([t]))) for t in (1.0, 0.2)}
+    clone = copy.deepcopy(model)
+    assert torch.equal(run(clone, dict(inputs, timestep=torch.tensor([1.0]))), ours[1.0])
+    seen = {}
+    threads = [
+        threading.Thread(target=lambda t=t: seen.__setitem__(t, run(model, dict(inputs, timestep=torch.tensor([t])))))
+        for t in (1.0, 0.2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(torch.equal(seen[t], ours[t]) for t in ours)
+    vars(clone)["_axialrope_extrapolation"].remove()
+    assert torch.equal(run(clone, inputs), plain)
+    assert torch.equal(run(model, dict(inputs, timestep=torch.tensor([1.0]))), ours[1.0])  # the original keeps its own
+    handle.remove()
+    assert torch.equal(run(model, inputs), plain)
