@@ -129,6 +129,7 @@ class ReferenceKeys:
 
     def __init__(self, rope, bands: KeyBands):
         self.rope, self.bands = rope, bands
+        self._last: tuple = (None, None)  # (key, factors): a forward's layers share them; keyed on all they depend on
 
     def install(self, model: nn.Module) -> list:
         """Hooks on every attention module's `norm_k`; returns their handles. ValueError where the model's
@@ -152,10 +153,16 @@ class ReferenceKeys:
         """(len(rows), head_dim) float32 on `device`: each reference row's channel scales, 1 elsewhere."""
         setup = self.rope.setup
         t = self.rope.call_state().value()
-        scales = key_channel_scales(self.bands, setup.dims, setup.family.axes, t, head_dim)
-        out = torch.ones(len(rows), head_dim, dtype=torch.float32)
-        out[rows] = scales
-        return out.to(device)
+        # an inference tensor may not enter autograd later: one made under inference_mode serves only there
+        key = (rows.numpy().tobytes(), t, head_dim, torch.device(device), torch.is_inference_mode_enabled())
+        known, factors = self._last
+        if known != key:
+            scales = key_channel_scales(self.bands, setup.dims, setup.family.axes, t, head_dim)
+            factors = torch.ones(len(rows), head_dim, dtype=torch.float32)
+            factors[rows] = scales
+            factors = factors.to(device)
+            self._last = (key, factors)
+        return factors
 
 
 class _KeyHook:

@@ -235,3 +235,15 @@ def test_a_deep_copy_carries_its_own_hooks_and_threads_their_own_times(tiny):
     assert torch.equal(run(model, dict(inputs, timestep=torch.tensor([1.0]))), ours[1.0])  # the original keeps its own
     handle.remove()
     assert torch.equal(run(model, inputs), plain)
+
+
+def test_a_call_under_inference_mode_leaves_a_later_call_with_gradients_working(tiny):
+    model, inputs, _, _ = kontext(tiny, TRAINED, TRAINED)
+    with apply_extrapolation(model, "none", trained_grid=TRAINED, reference="untwist"):
+        with torch.inference_mode():
+            first = model(**inputs, return_dict=False)[0]
+        inputs["hidden_states"].requires_grad_(True)
+        again = model(**inputs, return_dict=False)[0]
+        again.sum().backward()  # the factors made under inference_mode are not reused here
+    assert torch.equal(first, again.detach())
+    assert inputs["hidden_states"].grad.abs().sum() > 0
