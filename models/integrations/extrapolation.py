@@ -31,6 +31,7 @@ from ..call_plan import AttachedPlan, CallPlan, StepTime, argument, attach, forw
 from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
+from .ropes.references import ReferenceKeys, key_bands
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
@@ -44,7 +45,8 @@ class ModelPatch:
         transformer: the model; family: its `Family`; extrapolation: the method (riflex's k filled in);
         trained_grid: per temporal/spatial axis; rope: the replacement rope module; time: the
         latest forward's timestep, used when the rope is called on its own; calls: the model's call
-        plan (`RopeCallPlan`), which hands the rope each forward's own state.
+        plan (`RopeCallPlan`), which hands the rope each forward's own state; key_hooks: the
+        handles of reference="untwist"'s hooks on the key norms (`references.ReferenceKeys`), or none.
     """
 
     def __init__(
@@ -56,9 +58,11 @@ class ModelPatch:
         rope: ExtrapolatedRope,
         original: nn.Module | None,
         calls: AttachedPlan,
+        key_hooks: Sequence = (),
     ):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
         self.trained_grid, self.rope, self.original, self.calls = trained_grid, rope, original, calls
+        self.key_hooks = tuple(key_hooks)
 
     @property
     def time(self) -> StepTime:
@@ -88,6 +92,8 @@ class ModelPatch:
     def remove(self) -> None:
         """Restores the family's own rope module and removes the call plan (its hooks)."""
         self.check_removable()
+        for hook in self.key_hooks:
+            hook.remove()
         self.calls.remove()
         if self.family.rope_attr is not None:
             _set_rope(self.transformer, self.family.rope_attr, self.original)
@@ -157,7 +163,8 @@ def apply_extrapolation(
             patch; None: the family's declared grid for the model's config.
         options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...), `cache_size`
             (tables kept, default 8), the family's own (Flux's `shift_cap`, Qwen-Image's `dype_variant`,
-            `reference`: where reference images sit beyond the trained grid, "cover" or "keep").
+            `reference`: where reference images sit beyond the trained grid, "cover" or "keep", or
+            "untwist": placed as "cover", their keys' fast pairs weakened at every size, `references.py`).
 
     Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
     Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,
@@ -350,12 +357,14 @@ def _check_method(family: Family, extrapolation: Extrapolation) -> None:
 
 
 def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: ExtrapolatedRope) -> ModelPatch:
+    bands = key_bands(setup.options) if "reference" in family.kind.options else None
+    key_hooks = ReferenceKeys(rope, bands).install(model) if bands is not None else []  # first: it may refuse
     original = None
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
         _set_rope(model, family.rope_attr, rope)
     calls = attach(model, RopeCallPlan(rope, family))
-    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, calls)
+    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, calls, key_hooks)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
 

@@ -32,7 +32,7 @@ import torch
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key, tensor_key
-from .references import Extent, cover_map, reference_rule
+from .references import Extent, cover_map, reference_rule, refuse_untwist
 
 # -- DyPE's cap of Flux's schedule shift ------------------------------------------------------------
 # DyPE's cap of Flux's schedule shift, installed on a pipeline by `apply_extrapolation`.
@@ -302,6 +302,9 @@ class IdsKind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> IdsRope:
         reference_rule(setup.options)
+        if self.reference_ids is not None or self.text_ids is None:
+            where = "in an argument apart" if self.text_ids is not None else "beside text rows in one argument"
+            refuse_untwist(setup.options, setup.family.title, f"its references' ids arrive {where}")
         return IdsRope(original, setup)
 
 
@@ -343,6 +346,7 @@ class IdsRope(ExtrapolatedRope):
     def _reset_caches(self) -> None:
         super()._reset_caches()
         self._layout_of: tuple = (((), ()), None)  # ((anchors, keys), layout): steps reuse it, no host read
+        self._rows_of: tuple = ((None, None), None)  # ((anchor, key), reference rows), as the layout
 
     def call_inputs(self, args, kwargs, parameters) -> dict:
         kind = self.setup.family.kind
@@ -358,6 +362,20 @@ class IdsRope(ExtrapolatedRope):
         if hasattr(state, "inputs"):
             return state.inputs
         return {"text": self.text_ids, "image": self.image_ids, "reference": self.reference_ids}
+
+    def reference_rows(self) -> torch.Tensor | None:
+        """(rows,) bool on the CPU over the forward's image ids: True at a reference image's rows (another
+        value than the output's on the index axis); None without image ids. One host read per new ids."""
+        image = self.whole_ids()["image"]
+        if image is None:
+            return None
+        key = storage_key(image)
+        (_, known), rows = self._rows_of
+        if known != key:
+            kind = self.setup.family.kind
+            rows = image.detach()[:, kind.index_axis].to("cpu") != kind.output_index
+            self._rows_of = ((image, key), rows)
+        return rows
 
     def token_spacing(self):
         spacing = self.setup.family.kind.spacing
