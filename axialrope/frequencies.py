@@ -1,5 +1,5 @@
 """RoPE inverse frequencies, plain and context-scaled: `rope_frequencies` (`scaling_is_identity`: a
-scaling that changes nothing).
+scaling that changes nothing); `KeyBands`, a magnitude per pair for reference images' keys.
 
 It is the only place in the package where a frequency formula is written, in float64 on the CPU
 (dim // 2 values, exact for later use at large positions). d is the rotary dimension, b the base
@@ -24,6 +24,7 @@ It is the only place in the package where a frequency formula is written, in flo
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -123,6 +124,58 @@ def linear_ramp(pairs: int, low: float, high: float) -> torch.Tensor:
     if low == high:
         high += 0.001
     return ((torch.arange(pairs, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+
+
+@dataclass(frozen=True)
+class KeyBands:
+    """Untwisting RoPE's magnitude per rotated pair of a reference key (arXiv 2602.05013), over denoising.
+
+    Per axis of n pairs, pair j (j = 0 the fastest, n - 1 the slowest) of a reference image's key is
+    multiplied by
+
+        s_j(t) = high(t) + (low(t) - high(t)) * (j / (n - 1))^beta
+
+    a smooth polynomial ramp over the pair index (not a cutoff in rotations), with high(t) and low(t)
+    each linear in the denoising progress 1 - t (t = 1 pure noise, t = 0 the clean sample), from
+    `*_start` at t = 1 to `*_end` at t = 0. `high` < 1 weakens the fast pairs that tie a query to the
+    key at its own position (what copies the reference's content); `low` > 1 strengthens the slow,
+    nearly position-free ones (what carries its look). A single pair takes `high`. All 1: no change.
+
+    The defaults are the schedule the public port xmarre/ComfyUI-Untwisting-RoPE calls the paper's
+    for Flux (beta = 2 is stated in the paper); the paper's own page gives the formula and that both
+    scales rise linearly over denoising.
+    """
+
+    high_start: float = 0.25
+    high_end: float = 0.75
+    low_start: float = 1.0
+    low_end: float = 1.4
+    beta: float = 2.0
+
+    def __post_init__(self):
+        for name in ("high_start", "high_end", "low_start", "low_end"):
+            value = getattr(self, name)
+            if not is_real(value) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not is_real(self.beta) or not math.isfinite(self.beta) or self.beta <= 0:
+            raise ValueError(f"beta must be a finite number > 0, got {self.beta!r}")
+
+    def ends(self, t: float) -> tuple[float, float]:
+        """(high, low) at diffusion time t in [0, 1] (1 = pure noise): linear in the progress 1 - t."""
+        if not is_real(t) or not 0.0 <= t <= 1.0:
+            raise ValueError(f"t must be a number in [0, 1], got {t!r}")
+        progress = 1.0 - float(t)
+        high = self.high_start + (self.high_end - self.high_start) * progress
+        low = self.low_start + (self.low_end - self.low_start) * progress
+        return high, low
+
+    def pair_scales(self, pairs: int, t: float) -> torch.Tensor:
+        """(pairs,) float64: s_j(t) for j = 0 .. pairs - 1 (the fastest pair first)."""
+        if not is_int(pairs) or pairs < 1:
+            raise ValueError(f"pairs must be a positive int, got {pairs!r}")
+        high, low = self.ends(t)
+        fraction = torch.arange(pairs, dtype=torch.float64) / max(pairs - 1, 1)
+        return high + (low - high) * fraction.pow(float(self.beta))
 
 
 def yarn_attention_factor(scaling: RopeScaling) -> float:

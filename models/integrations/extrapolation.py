@@ -39,6 +39,7 @@ from ..extrapolation_bands import band_extrapolation, choose_band, extrapolation
 from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
+from .ropes.references import ReferenceKeys, key_bands
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
@@ -53,7 +54,9 @@ class ModelPatch:
         transformer: the model; family: its `Family`; extrapolation: the method (riflex's k filled in),
         None under "auto" (`extrapolation_for` gives a grid's); trained_grid: per temporal/spatial axis;
         rope: the replacement rope module; time: the latest forward's timestep, used when the rope is called
-        on its own; calls: the model's call plan (`RopeCallPlan`), which hands the rope each forward's own state.
+        on its own; calls: the model's call plan (`RopeCallPlan`), which hands the rope each forward's own
+        state; key_hooks: the handles of reference="untwist"'s hooks on the key norms
+        (`references.ReferenceKeys`), or none.
     """
 
     def __init__(
@@ -65,9 +68,11 @@ class ModelPatch:
         rope: ExtrapolatedRope,
         original: nn.Module | None,
         calls: AttachedPlan,
+        key_hooks: Sequence = (),
     ):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
         self.trained_grid, self.rope, self.original, self.calls = trained_grid, rope, original, calls
+        self.key_hooks = tuple(key_hooks)
 
     @property
     def time(self) -> StepTime:
@@ -104,6 +109,8 @@ class ModelPatch:
     def remove(self) -> None:
         """Restores the family's own rope module and removes the call plan (its hooks)."""
         self.check_removable()
+        for hook in self.key_hooks:
+            hook.remove()
         self.calls.remove()
         if self.family.rope_attr is not None:
             _set_rope(self.transformer, self.family.rope_attr, self.original)
@@ -183,7 +190,8 @@ def apply_extrapolation(
         options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...; not with "auto",
             whose bands carry their own), `cache_size` (tables kept, default 8), the family's own (Flux's
             `shift_cap`, Qwen-Image's `dype_variant`, `reference`: where reference images sit beyond the
-            trained grid, "cover" or "keep").
+            trained grid, "cover" or "keep", or "untwist": placed as "cover", their keys' fast pairs
+            weakened at every size, `references.py`).
 
     Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
     Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,
@@ -487,13 +495,15 @@ def _check_method(family: Family, extrapolation: Extrapolation) -> None:
 
 
 def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: ExtrapolatedRope) -> ModelPatch:
+    bands = key_bands(setup.options) if "reference" in family.kind.options else None
+    key_hooks = ReferenceKeys(rope, bands).install(model) if bands is not None else []  # first: it may refuse
     original = None
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
         _set_rope(model, family.rope_attr, rope)
     calls = attach(model, RopeCallPlan(rope, family))
     extrapolation = None if setup.choose is not None else setup.extrapolation  # "auto": chosen per call
-    patch = ModelPatch(model, family, extrapolation, grid, rope, original, calls)
+    patch = ModelPatch(model, family, extrapolation, grid, rope, original, calls, key_hooks)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -31,7 +32,7 @@ import torch
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key, tensor_key
-from .references import Extent, cover_map, reference_rule
+from .references import Extent, cover_map, reference_rule, refuse_untwist
 
 # -- DyPE's cap of Flux's schedule shift ------------------------------------------------------------
 # DyPE's cap of Flux's schedule shift, installed on a pipeline by `apply_extrapolation`.
@@ -202,6 +203,61 @@ def uninstall(scheduler) -> None:
             vars(scheduler)["set_timesteps"] = capped.original
 
 
+class UncappedScheduleCheck:
+    """A forward pre-hook on the patched transformer: warns, once, when a call beyond the trained grid runs on a
+    schedule that none of the capped schedulers made.
+
+    The transformer keeps DyPE's rope whichever pipeline calls it, but only the schedulers `apply_extrapolation`
+    capped (and those a patched pipeline was given since) carry DyPE's shift. A pipeline made by
+    `from_pipe(pipe, scheduler=other)`, or a loop of the user's own with another scheduler, would give half the
+    method without a word. Its schedule shows in the timesteps: each call's is looked up among the capped
+    schedulers' current timesteps (the first step, t = 1, is in every schedule; the second tells). Only the
+    generated image's grid counts (Kontext's references carry another index), read from `img_ids` only when the
+    timestep is foreign, so calls on a capped schedule cost one host read of the timestep.
+    """
+
+    def __init__(self, recorder: RecordingCheckInputs):
+        self.recorder, self.warned = recorder, False
+
+    def capped_schedulers(self) -> list:
+        return [s for s in (self.recorder.pipeline.scheduler, *self.recorder.installed) if is_capped(s)]
+
+    @torch.compiler.disable
+    def __call__(self, module, args, kwargs):
+        timestep, ids = kwargs.get("timestep"), kwargs.get("img_ids")
+        if self.warned or not isinstance(timestep, torch.Tensor) or not isinstance(ids, torch.Tensor):
+            return None
+        t = float(timestep.reshape(-1)[0]) * 1000.0  # Flux pipelines pass sigma = t / 1000
+        for scheduler in self.capped_schedulers():
+            known = getattr(scheduler, "timesteps", None)
+            if isinstance(known, torch.Tensor) and _among(t, known):
+                return None
+        rows = ids.reshape(-1, ids.shape[-1])
+        generated = rows[rows[:, 0] == 0]
+        if generated.numel() == 0:
+            return None
+        grid = (int(generated[:, 1].max()) + 1, int(generated[:, 2].max()) + 1)
+        if all(n <= trained for n, trained in zip(grid, self.recorder.trained_grid, strict=True)):
+            return None
+        self.warned = True
+        warnings.warn(
+            f"this Flux transformer carries a DyPE method with its shift cap, but the schedule of this call at a "
+            f"{grid[0]} x {grid[1]} token grid (beyond the trained {self.recorder.trained_grid}) comes from a "
+            "scheduler without the cap (a pipeline made by from_pipe(..., scheduler=...) or a loop with a scheduler "
+            "of its own): call apply_extrapolation on that pipeline, or pass shift_cap=False to use the method "
+            "without DyPE's shift",
+            UserWarning,
+            stacklevel=2,
+        )
+        return None
+
+
+def _among(t: float, timesteps: torch.Tensor) -> bool:
+    """Whether timestep `t` (0..1000) is one of `timesteps`, to the precision a bf16 sigma keeps."""
+    known = timesteps.detach().to("cpu", torch.float64)
+    return bool(torch.isclose(known, torch.full_like(known, t), rtol=4e-3, atol=0.1).any())
+
+
 @dataclass(frozen=True)
 class FluxShiftCap:
     """The `shift_cap` option of Flux pipelines: None (on with the dype-* methods), True, False."""
@@ -240,8 +296,11 @@ class FluxShiftCap:
         factor = getattr(pipeline, "vae_scale_factor", 8) * self.patch
         recorder = RecordingCheckInputs(pipeline, trained_grid, factor, vars(pipeline).get("check_inputs"), applies)
         vars(pipeline)["check_inputs"] = recorder
+        check = UncappedScheduleCheck(recorder)
+        hook = pipeline.transformer.register_forward_pre_hook(check, with_kwargs=True)
 
         def undo():
+            hook.remove()
             if vars(pipeline).get("check_inputs") is recorder:
                 if recorder.original is None:
                     del vars(pipeline)["check_inputs"]
@@ -278,6 +337,9 @@ class IdsKind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> IdsRope:
         reference_rule(setup.options)
+        if self.reference_ids is not None or self.text_ids is None:
+            where = "in an argument apart" if self.text_ids is not None else "beside text rows in one argument"
+            refuse_untwist(setup.options, setup.family.title, f"its references' ids arrive {where}")
         return IdsRope(original, setup)
 
 
@@ -319,6 +381,7 @@ class IdsRope(ExtrapolatedRope):
     def _reset_caches(self) -> None:
         super()._reset_caches()
         self._layout_of: tuple = (((), ()), None)  # ((anchors, keys), layout): steps reuse it, no host read
+        self._rows_of: tuple = ((None, None), None)  # ((anchor, key), reference rows), as the layout
 
     def call_inputs(self, args, kwargs, parameters) -> dict:
         kind = self.setup.family.kind
@@ -334,6 +397,20 @@ class IdsRope(ExtrapolatedRope):
         if hasattr(state, "inputs"):
             return state.inputs
         return {"text": self.text_ids, "image": self.image_ids, "reference": self.reference_ids}
+
+    def reference_rows(self) -> torch.Tensor | None:
+        """(rows,) bool on the CPU over the forward's image ids: True at a reference image's rows (another
+        value than the output's on the index axis); None without image ids. One host read per new ids."""
+        image = self.whole_ids()["image"]
+        if image is None:
+            return None
+        key = storage_key(image)
+        (_, known), rows = self._rows_of
+        if known != key:
+            kind = self.setup.family.kind
+            rows = image.detach()[:, kind.index_axis].to("cpu") != kind.output_index
+            self._rows_of = ((image, key), rows)
+        return rows
 
     def token_spacing(self):
         spacing = self.setup.family.kind.spacing

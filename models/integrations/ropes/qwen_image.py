@@ -31,8 +31,8 @@ from typing import ClassVar
 import torch
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, grid_table, plan_key
-from .references import Extent, cover_map, reference_rule
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axial_table, grid_table, plan_key
+from .references import Extent, cover_map, key_bands, reference_rule, refuse_untwist
 
 DYPE_VARIANTS = ("qwen", "flux")
 
@@ -46,6 +46,8 @@ class QwenKind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> QwenRope:
         reference_rule(setup.options)
+        if setup.config.get("use_layer3d_rope", False):
+            refuse_untwist(setup.options, setup.family.title, "Qwen-Image-Layered's images are layers, not references")
         variant = setup.options.get("dype_variant", "qwen")
         if variant not in DYPE_VARIANTS:
             raise ValueError(f"dype_variant must be one of {DYPE_VARIANTS}, got {variant!r}")
@@ -92,9 +94,25 @@ class QwenRope(ExtrapolatedRope):
         start = max(max((h // 2, w // 2) if self.scale_rope else (h, w)) for _, h, w in shapes)
         return max(start, len(shapes) - 1) if self.layered else start
 
+    def call_inputs(self, args, kwargs, parameters) -> dict:
+        """The forward's `img_shapes` where "untwist" reads the reference rows from them."""
+        if key_bands(self.setup.options) is None:
+            return {}
+        return {"img_shapes": argument("img_shapes", args, kwargs, parameters)}
+
+    def reference_rows(self) -> torch.Tensor | None:
+        """(rows,) bool on the CPU over the image stream: True past the generated image's rows (the first of
+        the first sample's `img_shapes`, as QwenEmbedRope reads them); None outside a forward."""
+        shapes = getattr(self.call_state(), "inputs", {}).get("img_shapes")
+        if shapes is None:
+            return None
+        sizes = [f * h * w for f, h, w in self.shapes_of(shapes)]
+        return torch.arange(sum(sizes)) >= sizes[0]
+
     def grid(self, shapes: list[tuple[int, int, int]]) -> tuple[int, int]:
-        """The (h, w) the plan is for: the generated image's ("cover"), the largest over all images ("keep")."""
-        if self.reference_rule == "cover":
+        """The (h, w) the plan is for: the generated image's ("cover", "untwist"), the largest over all
+        images ("keep")."""
+        if self.reference_rule != "keep":
             return shapes[0][1:]
         return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
 
@@ -106,7 +124,7 @@ class QwenRope(ExtrapolatedRope):
         positions = []
         for index, (frames, height, width) in enumerate(shapes):
             ys, xs = centred_positions(height, self.scale_rope), centred_positions(width, self.scale_rope)
-            if index and self.reference_rule == "cover":
+            if index and self.reference_rule != "keep":
                 ys, xs = (_covering(own, out) for own, out in ((ys, out_y), (xs, out_x)))
             first = -1 if self.layered and index == len(shapes) - 1 else index  # Layered's condition image: -1
             positions.append([torch.arange(first, first + frames, dtype=torch.float64), ys, xs])
@@ -195,6 +213,7 @@ class Qwen21Kind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> Qwen21Rope:
         reference_rule(setup.options)
+        refuse_untwist(setup.options, setup.family.title, "its condition images share one joint sequence with text")
         return Qwen21Rope(original, setup)
 
 
