@@ -2,7 +2,7 @@
 for its token grid (scale and aspect), exactly as if that method had been applied on its own; the trained
 grid stays the untouched model's, remove() restores it, and bad calibrations are refused before any change.
 
-The calibrations are written here by hand, in the format of /CALIBRATION_SCHEMA (calibration.json)."""
+The calibrations are written here by hand, in calibration.json's format (models/calibration_file.py)."""
 
 from __future__ import annotations
 
