@@ -50,6 +50,8 @@ class RopeSetup:
     dims, thetas: per rope axis (reference axes included); trained_grid: per planned axis.
     riflex_off: riflex leaves the table as trained (the authors apply no k to this model).
     options: the kind's own keyword options; config: the model's config.
+    choose: where the method is chosen per call (`auto` with a calibration), a callable giving for a
+        token grid beyond the trained one (extrapolation, riflex_off); None: `extrapolation` everywhere.
     """
 
     family: Family
@@ -61,6 +63,7 @@ class RopeSetup:
     riflex_off: bool = False
     options: Mapping = field(default_factory=dict)
     config: Mapping = field(default_factory=dict)
+    choose: Callable | None = None
 
 
 class RopeKind:
@@ -138,6 +141,17 @@ class ExtrapolatedRope(nn.Module):
     def t(self) -> float:
         return self.call_state().value()
 
+    def t_for(self, extrapolation: Extrapolation) -> float:
+        """The call's diffusion time as the timestep-dependent `extrapolation` reads it (default: `t()`)."""
+        return self.t()
+
+    def method_for(self, grid: Sequence[int]) -> tuple[Extrapolation, bool]:
+        """(the method, riflex_off) for a token grid: the setup's own, or where the setup chooses per call
+        (`RopeSetup.choose`) the one chosen for this grid."""
+        if self.setup.choose is None:
+            return self.extrapolation, self.setup.riflex_off
+        return self.setup.choose(tuple(grid))
+
     # -- the plan -------------------------------------------------------------------------------------
 
     def token_spacing(self) -> Sequence[float] | None:
@@ -162,15 +176,16 @@ class ExtrapolatedRope(nn.Module):
         grid = tuple(int(n) for n in grid)
         if self.within_grid(grid):
             return None  # every method is the trained encoding here; no timestep is read
+        extrapolation, riflex_off = self.method_for(grid)
         t = None
-        if self.extrapolation.is_timestep_dependent:
-            t = self.t() if time is None else time
+        if extrapolation.is_timestep_dependent:
+            t = self.t_for(extrapolation) if time is None else time
         spacing = self.token_spacing() if token_spacing is None else tuple(token_spacing)
         key = (grid, t, spacing)
         plan = self._plans.get(key, False)
         if plan is False:
-            plan = self.extrapolation.plan(self.trained_grid, grid, t, token_spacing=spacing)
-            if self.setup.riflex_off:
+            plan = extrapolation.plan(self.trained_grid, grid, t, token_spacing=spacing)
+            if riflex_off:
                 plan = RopePlan((None,) * len(grid), plan.logit_scale, (1.0,) * len(grid))
             axes = self.planned_axes()
             unchanged = (scaling_is_identity(*axis, s) for s, axis in zip(plan.scalings, axes, strict=True))
@@ -261,7 +276,8 @@ class ExtrapolatedRope(nn.Module):
         return tuple(tensors)
 
     def extra_repr(self) -> str:
-        return f"method={self.extrapolation.method!r}, trained_grid={self.trained_grid}"
+        method = "auto" if self.setup.choose is not None else self.extrapolation.method
+        return f"method={method!r}, trained_grid={self.trained_grid}"
 
 
 # -- tables ---------------------------------------------------------------------------------------------------

@@ -52,6 +52,8 @@ from .references import Extent, cover_map, reference_rule, refuse_untwist
 #   a grid never serves a second schedule) and caps mu by it. Without one (a call outside a patched
 #   pipeline, e.g. one made by `from_pipe` sharing the scheduler) the image's token count is read back
 #   from mu and an image with more tokens than the trained grid is capped.
+# Under `auto` with bands of which some want the cap and some not, `applies` says per call whether its
+# grid's band wants it; such a call needs its grid recorded (a call of the patched pipeline).
 
 # (the scheduler the grid is for, the grid in tokens) of the pipeline call under way in this context
 _CALL_GRID: ContextVar[tuple[object, tuple[int, ...]] | None] = ContextVar("axialrope_flux_call_grid", default=None)
@@ -91,10 +93,15 @@ class CappedSetTimesteps:
     """`scheduler.set_timesteps` with DyPE's cap (module docstring), set on the scheduler it holds.
 
     original: the scheduler's own instance attribute it replaced, or None (then the class's method).
+    applies: None (every call beyond the trained grid is capped), or a callable telling for a call's token
+        grid whether its method takes the cap (`auto` with bands that differ on it).
     """
 
-    def __init__(self, scheduler, trained_grid: Sequence[int], original: Callable | None = None):
+    def __init__(
+        self, scheduler, trained_grid: Sequence[int], original: Callable | None = None, applies: Callable | None = None
+    ):
         self.scheduler, self.trained_grid, self.original = scheduler, tuple(trained_grid), original
+        self.applies = applies
 
     def method(self) -> Callable:
         """The set_timesteps it caps, bound to its scheduler."""
@@ -108,9 +115,21 @@ class CappedSetTimesteps:
 
     def __call__(self, *args, **kwargs):
         grid = take_grid(self.scheduler)
-        if kwargs.get("mu") is not None:
+        if kwargs.get("mu") is not None and self._applies(grid):
             kwargs["mu"] = capped_shift(kwargs["mu"], self.scheduler.config, grid, self.trained_grid)
         return self.method()(*args, **kwargs)
+
+    def _applies(self, grid) -> bool:
+        if self.applies is None:
+            return True
+        if grid is None:
+            raise ValueError(
+                "this scheduler's shift cap follows each call's band of an `auto` calibration, which needs the "
+                "call's size, recorded only by the pipeline apply_extrapolation patched (not one sharing its "
+                "scheduler, e.g. made by from_pipe): sample through that pipeline, or apply with shift_cap=True "
+                "or shift_cap=False"
+            )
+        return bool(self.applies(tuple(grid)))
 
 
 class RecordingCheckInputs:
@@ -121,8 +140,16 @@ class RecordingCheckInputs:
     factor: pixels per token (the VAE's scale times Flux's 2 x 2 packing).
     """
 
-    def __init__(self, pipeline, trained_grid: Sequence[int], factor: int, original: Callable | None = None):
+    def __init__(
+        self,
+        pipeline,
+        trained_grid: Sequence[int],
+        factor: int,
+        original: Callable | None = None,
+        applies: Callable | None = None,
+    ):
         self.pipeline, self.trained_grid, self.factor, self.original = pipeline, tuple(trained_grid), factor, original
+        self.applies = applies
         self.installed: list = []
 
     def method(self) -> Callable:
@@ -139,7 +166,7 @@ class RecordingCheckInputs:
         result = method(*args, **kwargs)
         scheduler = self.pipeline.scheduler
         if not is_capped(scheduler):  # replaced since apply_extrapolation: the cap goes with the pipeline
-            install(scheduler, self.trained_grid)
+            install(scheduler, self.trained_grid, self.applies)
             self.installed.append(scheduler)
         bound = inspect.signature(method).bind_partial(*args, **kwargs).arguments
         height, width = bound.get("height"), bound.get("width")
@@ -161,8 +188,9 @@ def is_capped(scheduler) -> bool:
     return isinstance(vars(scheduler).get("set_timesteps"), CappedSetTimesteps)
 
 
-def install(scheduler, trained_grid: Sequence[int]) -> None:
-    vars(scheduler)["set_timesteps"] = CappedSetTimesteps(scheduler, trained_grid, vars(scheduler).get("set_timesteps"))
+def install(scheduler, trained_grid: Sequence[int], applies: Callable | None = None) -> None:
+    original = vars(scheduler).get("set_timesteps")
+    vars(scheduler)["set_timesteps"] = CappedSetTimesteps(scheduler, trained_grid, original, applies)
 
 
 def uninstall(scheduler) -> None:
@@ -237,12 +265,19 @@ class FluxShiftCap:
     option: str = "shift_cap"
     patch: int = 2  # Flux packs 2 x 2 latent pixels into a token
 
-    def install(self, pipeline, method: str, value, trained_grid: Sequence[int]) -> list[Callable[[], None]]:
-        """Caps the pipeline's scheduler and records each call's grid (module docstring); returns the undo."""
+    def wanted(self, method: str, value) -> bool:
+        """Whether the cap goes with `method` under the option's `value` (None: with the dype-* methods)."""
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"shift_cap must be True, False or None, got {value!r}")
-        wanted = method.startswith("dype-") if value is None else value
-        if not wanted:
+        return method.startswith("dype-") if value is None else value
+
+    def install(
+        self, pipeline, method: str, value, trained_grid: Sequence[int], applies: Callable | None = None
+    ) -> list[Callable[[], None]]:
+        """Caps the pipeline's scheduler and records each call's grid (module docstring); returns the undo.
+        `applies` (`auto` with bands that differ on the cap, `method` then one that takes it): per call's
+        token grid, whether its band's method takes the cap."""
+        if not self.wanted(method, value):
             return []
         scheduler = getattr(pipeline, "scheduler", None)
         if scheduler is None or not hasattr(scheduler, "set_timesteps"):
@@ -257,9 +292,9 @@ class FluxShiftCap:
                 f"{type(pipeline).__name__}'s scheduler already carries a shift cap (another patched pipeline "
                 "shares it); remove that extrapolation first"
             )
-        install(scheduler, trained_grid)
+        install(scheduler, trained_grid, applies)
         factor = getattr(pipeline, "vae_scale_factor", 8) * self.patch
-        recorder = RecordingCheckInputs(pipeline, trained_grid, factor, vars(pipeline).get("check_inputs"))
+        recorder = RecordingCheckInputs(pipeline, trained_grid, factor, vars(pipeline).get("check_inputs"), applies)
         vars(pipeline)["check_inputs"] = recorder
         check = UncappedScheduleCheck(recorder)
         hook = pipeline.transformer.register_forward_pre_hook(check, with_kwargs=True)

@@ -68,14 +68,16 @@ class QwenRope(ExtrapolatedRope):
         self.scale_rope = bool(original.scale_rope)
         self.layered = bool(setup.config.get("use_layer3d_rope", False))
         self.reference_rule = reference_rule(setup.options)
-        self.authors_qwen = setup.options.get(
-            "dype_variant", "qwen"
-        ) == "qwen" and setup.extrapolation.method.startswith("dype-")
+        self.qwen_variant = setup.options.get("dype_variant", "qwen") == "qwen"
 
-    def t(self) -> float:
-        if self.authors_qwen:  # DyPE's Qwen code: t = 1 - timestep / 1000, the timestep being sigma here
+    def authors_qwen(self, extrapolation) -> bool:
+        """Whether `extrapolation` (the call's method) is DyPE's Qwen code: a dype-* method, variant "qwen"."""
+        return self.qwen_variant and extrapolation.method.startswith("dype-")
+
+    def t_for(self, extrapolation) -> float:
+        if self.authors_qwen(extrapolation):  # DyPE's Qwen code: t = 1 - timestep / 1000, the timestep being sigma
             return min(max(1.0 - self.call_state().raw() / 1000.0, 0.0), 1.0)
-        return super().t()
+        return super().t_for(extrapolation)
 
     @staticmethod
     def shapes_of(video_fhw) -> list[tuple[int, int, int]]:
@@ -130,7 +132,8 @@ class QwenRope(ExtrapolatedRope):
 
     def forward(self, video_fhw, device: torch.device | None = None, max_txt_seq_len=None):
         shapes = self.shapes_of(video_fhw)
-        plan = self.plan(self.grid(shapes))
+        grid = self.grid(shapes)
+        plan = self.plan(grid)
         if plan is None:
             return self.original(video_fhw, device=device, max_txt_seq_len=max_txt_seq_len)
         if max_txt_seq_len is None:
@@ -145,7 +148,7 @@ class QwenRope(ExtrapolatedRope):
                 for positions in self.image_positions(shapes)
             ]
             start = self.text_start(shapes)
-            if self.authors_qwen:  # the trained table, exactly as QwenEmbedRope gives it
+            if self.authors_qwen(self.method_for(grid)[0]):  # the trained table, exactly as QwenEmbedRope gives it
                 text = self.original.pos_freqs[start : start + text_tokens].to(device)
             else:
                 where = (start + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
