@@ -19,6 +19,12 @@ import torch
 from ..paths import remove_tree, write_atomically, write_text_atomically
 
 
+def _change(key: str, before, after) -> str:
+    """ "steps 1 -> 2" for short values, the key alone for long ones (prompts, lists of methods)."""
+    before, after = json.dumps(before), json.dumps(after)
+    return f"{key} {before} -> {after}" if len(before) + len(after) <= 40 else key
+
+
 class CellStore:
     """The cells of one calibration in `folder` (see the module docstring)."""
 
@@ -41,9 +47,11 @@ class CellStore:
                 previous = {}
         if previous is not None and previous != settings:
             changed = [key for key in sorted(set(settings) | set(previous)) if settings.get(key) != previous.get(key)]
-            shown = ", ".join(changed[:4]) + (", ..." if len(changed) > 4 else "") or "the record"
-            self.report(f"calibrate: settings changed since the cells in {self.folder} were made ({shown}); "
-                        "starting afresh")
+            shown = ", ".join(_change(key, previous.get(key), settings.get(key)) for key in changed[:4])
+            shown = (shown + (", ..." if len(changed) > 4 else "")) or "the record"
+            self.report(
+                f"calibrate: settings changed since the cells in {self.folder} were made ({shown}); starting afresh"
+            )
             remove_tree(self.folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         if previous != settings:

@@ -247,9 +247,7 @@ def sample(job: PipelineJob, target: Target, variant: Variant, seed: int) -> tor
         kwargs["generator"] = [torch.Generator().manual_seed(seed * SEED_STRIDE + start + i) for i in range(len(chunk))]
         if job.negative_prompt is not None:
             kwargs["negative_prompt"] = [job.negative_prompt] * len(chunk)
-        parts.append(
-            diffusers_families.generate(job.pipe, variant.extrapolation, job.geometry.trained_grid, **kwargs)
-        )
+        parts.append(diffusers_families.generate(job.pipe, variant.extrapolation, job.geometry.trained_grid, **kwargs))
     samples = torch.cat(parts)
     if job.video:
         samples = samples.transpose(1, 2)  # (n, t, c, h, w) -> (n, c, t, h, w), as the score takes clips
@@ -543,14 +541,26 @@ def write_results(result: PipelineCalibration, out: Path) -> None:
     own = f"none at {job.geometry.trained.name}"
     for target in result.targets:
         rows = {own: _unit(result.own_preview), **{label: _unit(p) for label, p in target.previews.items()}}
-        name = f"{target.target.name} ({target.scale:g}x) from {job.geometry.trained.name}, seed 0; best {target.best[0]}"
+        name = (
+            f"{target.target.name} ({target.scale:g}x) from {job.geometry.trained.name}, seed 0; best {target.best[0]}"
+        )
         write_atomically(
             out / f"calibration-{target.target.name}.png",
             lambda path, t=name, r=rows: save_labelled_grid(path, t, r, per_row=min(8, len(job.prompts) * job.num)),
         )
 
 
-def calibrate_pipeline(pipe, prompts, *, progress: bool = True, **settings) -> PipelineCalibration:
+def calibrate_pipeline(
+    pipe,
+    prompts,
+    *,
+    scales: Sequence[float] | None = None,
+    num: int = 1,
+    steps: int | None = None,
+    seeds: int = DEFAULT_PIPELINE_SEEDS,
+    progress: bool = True,
+    **settings,
+) -> PipelineCalibration:
     """Calibrate a diffusers pipeline of a registered family on `prompts` (the module docstring).
 
     Args:
@@ -565,7 +575,7 @@ def calibrate_pipeline(pipe, prompts, *, progress: bool = True, **settings) -> P
 
     Returns the `PipelineCalibration`; its files are in `out`. Bad settings raise before any sampling.
     """
-    job = plan_pipeline(pipe, prompts, **settings)
+    job = plan_pipeline(pipe, prompts, scales=scales, num=num, steps=steps, seeds=seeds, **settings)
     return run_pipeline_job(job, progress=progress)
 
 

@@ -6,9 +6,9 @@
 
 A token of an image family covers `spatial` x `spatial` pixels: the VAE's factor times the patch the transformer
 gathers (or the pipeline: Flux and Qwen-Image pack latents 2 x 2, LTX-Video by its `transformer_*_patch_size`);
-the tests check this rule against the grid the transformer sees for Flux, Qwen-Image and Wan. A video's latent frame covers
-`temporal` frames after the first, and a token `patch_t` latent frames. Sizes must be whole tokens; every target
-lies at or beyond the trained size on each axis and differs from it.
+the tests check this rule against the grid the transformer sees for Flux, Qwen-Image and Wan. A video's latent
+frame covers `temporal` frames after the first, and a token `patch_t` latent frames. Sizes must be whole tokens;
+every target lies at or beyond the trained size on each axis and differs from it.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class Geometry:
                 f"--frames {frames}: must be 1 + a multiple of {step} ({self.name}: {self.temporal} frames a latent "
                 f"frame, {self.patch_t} latent frame(s) a token)"
             )
-        return Target(height, width, frames, ((frames - 1) // self.temporal + 1) // self.patch_t, *grid)
+        return Target(height, width, frames, (((frames - 1) // self.temporal + 1) // self.patch_t, *grid))
 
     def targets(self, sizes: Sequence[str] | None, scales: Sequence[float] | None, frames) -> list[Target]:
         """The targets of `sizes` ("HxW") or `scales` (of the trained size; neither: the trained size, for
