@@ -5,6 +5,7 @@ transformer sees, resume after a kill without recomputing a finished cell, a cha
 from __future__ import annotations
 
 import json
+import threading
 import types
 
 import pytest
@@ -108,6 +109,39 @@ def test_batch_size_bounds_the_samples_of_a_call(flux, tmp_path, monkeypatch):
     calls.clear()
     calibration.calibrate_pipeline(flux, PROMPTS, out=tmp_path / "all", **settings)
     assert len(calls) == 2 * 2 and all(len(prompts) == len(PROMPTS) for prompts in calls)
+
+
+def test_processes_share_the_cells_and_give_the_one_process_result(flux, tiny_flux_folder, tmp_path, monkeypatch):
+    """Two workers (threads with a barrier, each its own copy of the pipeline) as `accelerate launch` runs two
+    processes: each samples its share of the cells, and the result is the one a single process gives."""
+    calls = counting(monkeypatch)
+    alone = calibration.calibrate_pipeline(flux, PROMPTS, out=tmp_path / "one", **SETTINGS)
+    assert len(calls) == CELLS
+    calls.clear()
+    pipes = [flux, load_family_pipeline(str(tiny_flux_folder), "cpu")]
+    barrier = threading.Barrier(2, timeout=120)
+    results, errors = {}, []
+    settings = {k: v for k, v in SETTINGS.items() if k != "progress"}
+
+    def work(index):
+        try:
+            job = calibration.plan_pipeline(pipes[index], PROMPTS, out=tmp_path / "two", **settings)
+            share = calibration.Share(index, 2, barrier.wait)
+            results[index] = calibration.run_pipeline_job(job, progress=False, share=share)
+        except BaseException as error:  # noqa: BLE001  (raised again below, in the test's thread)
+            errors.append(error)
+            barrier.abort()
+
+    workers = [threading.Thread(target=work, args=(index,)) for index in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not errors, errors
+    assert len(calls) == CELLS  # every cell once, between the two
+    shared = json.loads((tmp_path / "two" / "calibration.json").read_text())
+    assert shared["targets"] == json.loads((tmp_path / "one" / "calibration.json").read_text())["targets"]
+    assert results[0].bands == results[1].bands == alone.bands
 
 
 def fake_result(values_by_target: dict, variants: list[Variant]) -> calibration.PipelineCalibration:
