@@ -5,7 +5,7 @@
     accelerate launch -m axialrope.pipelines.cli calibrate --model ... (the same flags: the cells are shared)
 
 No real images at the target sizes: the model's own samples at its trained size are the reference
-(`evaluation/pipeline_calibration.py`). Writes OUT/calibration.json, calibration.md and a picture per size; the
+(`evaluation/diffusers_calibration/`). Writes OUT/calibration.json, calibration.md and a picture per size; the
 finished cells stay in OUT/cells, so the same command continues a killed run.
 """
 
@@ -46,12 +46,36 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
         if flag not in parser._option_string_actions:
             group.add_argument(flag, **kwargs)
 
-    add("--prompt", action="append", default=None, help="a text prompt (repeatable)")
-    add("--prompts-file", default=None, help="a text file of prompts, one a line")
-    add("--negative-prompt", default=None, help="for pipelines that take one")
-    add("--sizes", nargs="+", default=None, metavar="HxW", help="pixel sizes beyond the trained one (or --scales)")
-    add("--frames", type=int, nargs="+", default=None, help="frame counts, video pipelines")
-    add("--trained-grid", type=int, nargs="+", default=None, metavar="N", help="trained tokens, H W or T H W")
+    add(
+        "--prompt",
+        action="append",
+        default=None,
+        help="a text prompt (repeatable; default: none, give this or --prompts-file)",
+    )
+    add("--prompts-file", default=None, help="a text file of prompts, one a line (default: none)")
+    add("--negative-prompt", default=None, help="for pipelines that take one (default: none)")
+    add(
+        "--sizes",
+        nargs="+",
+        default=None,
+        metavar="HxW",
+        help="pixel sizes beyond the trained one (default: --scales 1.5 2 for a pipeline)",
+    )
+    add(
+        "--frames",
+        type=int,
+        nargs="+",
+        default=None,
+        help="frame counts, video pipelines (default: the trained frames)",
+    )
+    add(
+        "--trained-grid",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="trained tokens, H W or T H W (default: the family's, docs/diffusers.md)",
+    )
     add("--dtype", default="auto", choices=("auto", *DTYPES), help="auto: bfloat16 on CUDA")
     add("--search", action="store_true", help="also DyPE's exponent, YaRN's beta and RIFLEx's k over a small grid")
     add("--batch-size", type=int, default=None, help="samples a pipeline call at most (default all)")
@@ -60,7 +84,7 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
 def pipeline_settings(args: argparse.Namespace) -> dict:
     """`plan_pipeline`'s keyword arguments from the flags (the prompts and the shared flags' pipeline defaults);
     ValueError for flags that a diffusers pipeline does not take or that contradict each other."""
-    from ..evaluation.pipeline_calibration import DEFAULT_PIPELINE_SEEDS, check_prompts, read_prompts_file
+    from ..evaluation.diffusers_calibration.calibration import DEFAULT_PIPELINE_SEEDS, check_prompts, read_prompts_file
 
     if args.reference_dir is not None:
         raise ValueError(
@@ -95,7 +119,7 @@ def pipeline_settings(args: argparse.Namespace) -> dict:
 
 def run_pipeline(args: argparse.Namespace) -> int:
     """`axialrope calibrate` on a diffusers pipeline: every check, then the cells, then the results."""
-    from ..evaluation.pipeline_calibration import plan_pipeline, process_share, run_pipeline_job
+    from ..evaluation.diffusers_calibration.calibration import plan_pipeline, process_share, run_pipeline_job
     from ..locks import FileLock
     from ..paths import check_output_folder
     from ..sampling.diffusers_families import load_family_pipeline

@@ -325,15 +325,15 @@ def calibrate(
     (n, 3, H, W) in [0, 1]; or PIL images) and record the best per scale as `pipe`'s `default_extrapolation`.
 
     A diffusers pipeline of a registered family (Flux, Qwen-Image, Wan, ...) goes to
-    `pipeline_calibration.calibrate_pipeline`: `calibrate(pipe, prompts, sizes=[...], out=...)`; scales, num,
-    steps and seeds left at the values below take that function's defaults, as the CLI does.
+    `diffusers_calibration.calibration.calibrate_pipeline`: `calibrate(pipe, prompts, sizes=[...], out=...)`;
+    scales, num, steps and seeds left at the values below take that function's defaults, as the CLI does.
 
     pipe: an image `AxialDiTPipeline`; scales: side ratios above 1; methods: labels such as "pi" or
     "yarn+entropy" (default: all, without and with entropy scaling); num, steps, seeds: samples a seed, sampler
     steps, seeds (at least 2); class_labels: ids of a tensor's images. Returns the `Calibration` (`table()`,
     `bands`); `pipe.save_pretrained` then writes the default. See docs/extrapolation.md.
     """
-    from .pipeline_calibration import calibrate_pipeline, is_family_pipeline  # heavy: keeps --help fast
+    from .diffusers_calibration.calibration import calibrate_pipeline, is_family_pipeline  # heavy: keeps --help fast
     from .references import ReferenceImages
 
     if is_family_pipeline(pipe):  # prompts in place of reference images; sizes or frames in place of the scales

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from axialrope import Extrapolation
 from axialrope.validation import is_int, is_real
 
-from ..limits import LARGEST_SIDE
+from ...limits import LARGEST_SIDE
 
 MAX_SCALE = 16.0
 SIZE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")

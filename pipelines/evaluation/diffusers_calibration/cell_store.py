@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from ..paths import remove_tree, write_atomically, write_text_atomically
+from ...paths import remove_tree, write_atomically, write_text_atomically
 
 
 def _change(key: str, before, after) -> str:

@@ -6,10 +6,10 @@
     apply_extrapolation(pipe, "auto", calibration="outputs/flux-calibration/calibration.json")
 
 There are no real images at the target size. The model's own samples at its trained size (method none, the same
-prompts and seeds) are the reference: each cell (a target size, a method variant, a seed) is scored by
-`self_reference.self_reference_score` against them (lower is better). Per target the variant with the lowest mean
-over seeds wins; the bands of `default_extrapolation` (CALIBRATION_SCHEMA: per aspect, by scale, halfway between
-the scales) record the picks.
+prompts and seeds) are the reference: each cell (a target size, a method variant, a seed) is scored against them
+by `evaluation.self_reference.self_reference_score` (lower is better). Per target the variant with the lowest
+mean over seeds wins; the bands of `default_extrapolation` (CALIBRATION_SCHEMA: per aspect, by scale, halfway
+between the scales) record the picks.
 
 A cell is on disk when it ends (`cell_store.CellStore`, OUT/cells): the same call again skips the finished cells,
 and changed settings start afresh. Under `accelerate launch` each process takes every n-th pending cell (the own
@@ -31,10 +31,10 @@ from tqdm.auto import tqdm
 
 from axialrope.validation import is_int
 
-from ..limits import check_guidance_scale
-from ..sampling import diffusers_families
-from .intervals import best_of, seed_interval
-from .pipeline_targets import Geometry, Target, Variant, family_variants
+from ...limits import check_guidance_scale
+from ...sampling import diffusers_families
+from ..intervals import best_of, seed_interval
+from .targets import Geometry, Target, Variant, family_variants
 
 DEFAULT_PIPELINE_SCALES = (1.5, 2.0)
 DEFAULT_PIPELINE_SEEDS = 2
@@ -217,7 +217,7 @@ def check_prompts(prompts) -> list[str]:
 
 def read_prompts_file(path: str | Path) -> list[str]:
     """The non-blank lines of a text file; ValueError naming --prompts-file for a missing or empty one."""
-    from ..limits import read_small_file
+    from ...limits import read_small_file
 
     try:
         text = read_small_file(path, "--prompts-file").decode("utf-8")
@@ -275,7 +275,7 @@ def _own_cell(job: PipelineJob, store, seed: int) -> None:
 
 
 def _target_cell(job: PipelineJob, store, target: Target, variant: Variant, seed: int) -> None:
-    from .self_reference import self_reference_score
+    from ..self_reference import self_reference_score
 
     samples = sample(job, target, variant, seed)
     score = self_reference_score(_unit(samples), _unit(store.tensor(job.own_key(seed), "samples")), seed=seed)
@@ -504,7 +504,7 @@ def collect(job: PipelineJob, store) -> PipelineCalibration:
 def check_bands(calibration: PipelineCalibration) -> None:
     """The bands of each aspect as `check_default_extrapolation` checks a default (it knows no aspect or options:
     those are checked here)."""
-    from ..dit.default_extrapolation import check_default_extrapolation
+    from ...dit.default_extrapolation import check_default_extrapolation
 
     by_aspect: dict = {}
     for band in calibration.bands:
@@ -522,8 +522,8 @@ def write_results(result: PipelineCalibration, out: Path) -> None:
     """calibration.json, calibration.md and calibration-<target>.png in `out`, each written atomically."""
     import json
 
-    from ..paths import write_atomically, write_text_atomically
-    from .grids import save_labelled_grid
+    from ...paths import write_atomically, write_text_atomically
+    from ..grids import save_labelled_grid
 
     check_bands(result)
     out.mkdir(parents=True, exist_ok=True)

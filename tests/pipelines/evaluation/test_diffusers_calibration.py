@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from axialrope.pipelines import calibrate
-from axialrope.pipelines.evaluation import pipeline_calibration as calibration
-from axialrope.pipelines.evaluation.pipeline_targets import Target, Variant
+from axialrope.pipelines.evaluation.diffusers_calibration import calibration
+from axialrope.pipelines.evaluation.diffusers_calibration.targets import Target, Variant
 from axialrope.pipelines.sampling import diffusers_families
 from axialrope.pipelines.sampling.diffusers_families import load_family_pipeline
 
