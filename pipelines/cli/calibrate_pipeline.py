@@ -39,7 +39,9 @@ def add_pipeline_arguments(parser: argparse.ArgumentParser) -> None:
         elif action.dest in ("num", "steps", "seeds") and isinstance(action.default, int):
             action.default = _UnsetInt(action.default)
     group = parser.add_argument_group(
-        "diffusers pipelines (--model: a pipeline folder or hub id of a registered family)"
+        "diffusers pipelines (--model: a pipeline folder or hub id of a registered family)",
+        "scored against the model's own samples at its trained size; there the shared flags default to --scales "
+        "1.5 2, --num 1 a prompt, --steps the pipeline's own, --seeds 2, --out ./<model name>-calibration",
     )
 
     def add(flag: str, **kwargs) -> None:  # a flag the own models' calibration also takes is shared, not repeated
