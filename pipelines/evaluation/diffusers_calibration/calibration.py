@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from axialrope.validation import is_int
 
 from ...limits import check_guidance_scale
+from ...paths import check_output_folder
 from ...sampling import diffusers_families
 from ..intervals import best_of, seed_interval
 from .targets import Geometry, Target, Variant, family_variants
@@ -175,6 +176,7 @@ def plan_pipeline(
             raise ValueError(f"--guidance: {error}") from None
     if out is None or not str(out).strip():
         raise ValueError("--out must name a folder for the cells and the results")
+    out = check_output_folder(out, "--out")
     video = diffusers_families.is_video_pipeline(pipe)
     geometry = Geometry.of(pipe, trained_grid, video, family)
     if sizes is None and scales is None and frames is None:

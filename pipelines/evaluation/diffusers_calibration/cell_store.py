@@ -52,6 +52,7 @@ class CellStore:
             self.report(
                 f"calibrate: settings changed since the cells in {self.folder} were made ({shown}); starting afresh"
             )
+        if previous != settings and self.folder.exists():  # cells of other (or unrecorded) settings: none is kept
             remove_tree(self.folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         if previous != settings:
