@@ -13,6 +13,7 @@ import torch
 
 from axialrope.pipelines import calibrate
 from axialrope.pipelines.evaluation.diffusers_calibration import calibration
+from axialrope.pipelines.evaluation.diffusers_calibration.result import PipelineCalibration, TargetResult, check_bands
 from axialrope.pipelines.evaluation.diffusers_calibration.targets import Target, Variant
 from axialrope.pipelines.sampling import diffusers_families
 from axialrope.pipelines.sampling.diffusers_families import load_family_pipeline
@@ -144,15 +145,15 @@ def test_processes_share_the_cells_and_give_the_one_process_result(flux, tiny_fl
     assert results[0].bands == results[1].bands == alone.bands
 
 
-def fake_result(values_by_target: dict, variants: list[Variant]) -> calibration.PipelineCalibration:
+def fake_result(values_by_target: dict, variants: list[Variant]) -> PipelineCalibration:
     """A result from given scores (no sampling): targets named "HxW" over a 16 x 16 token trained grid."""
     job = types.SimpleNamespace(variants=variants, prompts=PROMPTS, num=1, seeds=2, steps=1, video=False)
     results = []
     for name, values in values_by_target.items():
         height, width = (int(n) for n in name.split("x"))
         target = Target(height, width, None, (height // 16, width // 16))
-        results.append(calibration.TargetResult(target, target.scale((16, 16)), values, {}))
-    return calibration.PipelineCalibration(job, results, torch.zeros(1, 3, 8, 8))
+        results.append(TargetResult(target, target.scale((16, 16)), values, {}))
+    return PipelineCalibration(job, results, torch.zeros(1, 3, 8, 8))
 
 
 def test_bands_per_aspect_and_scale_carry_the_searched_options():
@@ -164,7 +165,7 @@ def test_bands_per_aspect_and_scale_carry_the_searched_options():
         "256x512": dict(zip(labels, ([5.0, 5.0], [4.0, 4.0], [1.0, 1.2]), strict=True)),
     }
     result = fake_result(scores, variants)
-    calibration.check_bands(result)
+    check_bands(result)
     assert [(b.get("aspect"), b["up_to_scale"], b["method"], b.get("options")) for b in result.bands] == [
         (0.5, None, "yarn", {"beta_fast": 16.0}),
         (1.0, 3.0, "none", None),  # halfway between 2x and 4x
