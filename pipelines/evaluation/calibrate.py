@@ -339,9 +339,8 @@ def calibrate(
     if is_family_pipeline(pipe):  # prompts in place of reference images; sizes or frames in place of the scales
         if class_labels is not None:
             raise TypeError("class_labels: a diffusers pipeline is calibrated on prompts, not class labels")
-        given = dict(
-            scales=scales if scales is None else tuple(scales), num=num, steps=steps, seeds=seeds
-        )  # at their defaults: the pipeline's
+        # the shared arguments left at their defaults take the pipeline calibration's own
+        given = dict(scales=scales if scales is None else tuple(scales), num=num, steps=steps, seeds=seeds)
         defaults = dict(scales=DEFAULT_SCALES, num=DEFAULT_NUM, steps=DEFAULT_STEPS, seeds=DEFAULT_SEEDS)
         shared = {name: value for name, value in given.items() if value != defaults[name]}
         shared.update(methods=methods, guidance_scale=guidance_scale, progress=progress)
