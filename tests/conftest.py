@@ -186,6 +186,87 @@ def save_tiny_wan(folder):
     return folder
 
 
+def _byte_level_bpe(folder):
+    """A Qwen2 tokenizer over single bytes (GPT-2's byte-to-character table, no merges), written here."""
+    import json
+
+    from transformers import Qwen2Tokenizer
+
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    others = [b for b in range(256) if b not in printable]
+    characters = [chr(b) for b in printable] + [chr(256 + n) for n in range(len(others))]
+    vocab = {c: i for i, c in enumerate(sorted(characters))}
+    vocab["<|endoftext|>"] = len(vocab)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    return Qwen2Tokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"))
+
+
+def save_tiny_qwen_image(folder):
+    """QwenImagePipeline: a one-layer Qwen2.5-VL text encoder, a 1-level Qwen-Image VAE (2x), 2 x 2 packing
+    (16 px images are 4 x 4 tokens), one block."""
+    import torch
+    from diffusers import (
+        AutoencoderKLQwenImage,
+        FlowMatchEulerDiscreteScheduler,
+        QwenImagePipeline,
+        QwenImageTransformer2DModel,
+    )
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    tokenizer = _byte_level_bpe(folder / "vocab")
+    end = len(tokenizer) - 1
+    torch.manual_seed(0)
+    text = dict(
+        hidden_size=16,
+        intermediate_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        vocab_size=len(tokenizer),
+        max_position_embeddings=512,
+        rope_scaling={"mrope_section": [1, 1, 2], "rope_type": "default", "type": "default"},
+        bos_token_id=end,
+        eos_token_id=end,
+    )
+    config = Qwen2_5_VLConfig(
+        text_config=text,
+        vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=16),
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        bos_token_id=end,
+        eos_token_id=end,
+    )
+    vae = AutoencoderKLQwenImage(
+        base_dim=4,
+        z_dim=4,
+        dim_mult=[1, 1],
+        num_res_blocks=1,
+        temperal_downsample=[False],
+        latents_mean=[0.0] * 4,
+        latents_std=[1.0] * 4,
+    )
+    transformer = QwenImageTransformer2DModel(
+        patch_size=2,
+        in_channels=16,
+        out_channels=4,
+        num_layers=1,
+        attention_head_dim=16,
+        num_attention_heads=2,
+        joint_attention_dim=16,
+        axes_dims_rope=(4, 6, 6),
+    )
+    QwenImagePipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        vae=vae,
+        text_encoder=Qwen2_5_VLForConditionalGeneration(config),
+        tokenizer=tokenizer,
+        transformer=transformer,
+    ).save_pretrained(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_flux_folder(tmp_path_factory):
     """A saved tiny FluxPipeline; trained grid (8, 8) tokens = 16 x 16 px."""
@@ -196,6 +277,12 @@ def tiny_flux_folder(tmp_path_factory):
 def tiny_wan_folder(tmp_path_factory):
     """A saved tiny WanPipeline; trained grid (2, 2, 2) tokens = 5 frames of 32 x 32 px."""
     return save_tiny_wan(tmp_path_factory.mktemp("tiny-wan") / "pipeline")
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_image_folder(tmp_path_factory):
+    """A saved tiny QwenImagePipeline; trained grid (4, 4) tokens = 16 x 16 px."""
+    return save_tiny_qwen_image(tmp_path_factory.mktemp("tiny-qwen-image") / "pipeline")
 
 
 @pytest.fixture

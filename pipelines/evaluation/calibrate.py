@@ -319,17 +319,34 @@ def calibrate(
     guidance_scale: float | None = None,
     class_labels=None,
     progress: bool = True,
+    **pipeline_settings,
 ) -> Calibration:
     """Measure every method at each scale on `reference_images` (a folder, as training reads one; a tensor
     (n, 3, H, W) in [0, 1]; or PIL images) and record the best per scale as `pipe`'s `default_extrapolation`.
+
+    A diffusers pipeline of a registered family (Flux, Qwen-Image, Wan, ...) goes to
+    `diffusers_calibration.calibration.calibrate_pipeline`: `calibrate(pipe, prompts, sizes=[...], out=...)`;
+    scales, num, steps and seeds left at the values below take that function's defaults, as the CLI does.
 
     pipe: an image `AxialDiTPipeline`; scales: side ratios above 1; methods: labels such as "pi" or
     "yarn+entropy" (default: all, without and with entropy scaling); num, steps, seeds: samples a seed, sampler
     steps, seeds (at least 2); class_labels: ids of a tensor's images. Returns the `Calibration` (`table()`,
     `bands`); `pipe.save_pretrained` then writes the default. See docs/extrapolation.md.
     """
-    from .references import ReferenceImages  # heavy: keeps --help fast
+    from .diffusers_calibration.calibration import calibrate_pipeline, is_family_pipeline  # heavy: keeps --help fast
+    from .references import ReferenceImages
 
+    if is_family_pipeline(pipe):  # prompts in place of reference images; sizes or frames in place of the scales
+        if class_labels is not None:
+            raise TypeError("class_labels: a diffusers pipeline is calibrated on prompts, not class labels")
+        # the shared arguments left at their defaults take the pipeline calibration's own
+        given = dict(scales=scales if scales is None else tuple(scales), num=num, steps=steps, seeds=seeds)
+        defaults = dict(scales=DEFAULT_SCALES, num=DEFAULT_NUM, steps=DEFAULT_STEPS, seeds=DEFAULT_SEEDS)
+        shared = {name: value for name, value in given.items() if value != defaults[name]}
+        shared.update(methods=methods, guidance_scale=guidance_scale, progress=progress)
+        return calibrate_pipeline(pipe, reference_images, **shared, **pipeline_settings)
+    if pipeline_settings:
+        raise TypeError(f"calibrate() got unexpected keyword arguments {sorted(pipeline_settings)}")
     references = ReferenceImages(
         reference_images, pipe.config.class_names, pipe.transformer.config.num_classes, labels=class_labels
     )
