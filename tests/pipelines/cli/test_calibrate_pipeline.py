@@ -118,3 +118,36 @@ def test_an_empty_prompts_file_is_refused(tiny_flux_folder, tmp_path, capsys):
     args = ["calibrate", "--model", str(tiny_flux_folder), "--prompts-file", str(prompts), "--sizes", "32x32"]
     assert main(args) == 2
     assert "holds no prompt" in capsys.readouterr().err
+
+
+def test_the_calibration_drives_auto_in_python_and_in_sample(tiny_flux_folder, tmp_path):
+    """What `calibrate` writes is what `apply_extrapolation(..., "auto", calibration=...)` and
+    `sample --calibration` read: each size samples with its band's method, as if applied by hand."""
+    import numpy as np
+    import torch
+    from diffusers import FluxPipeline
+
+    from axialrope.models import apply_extrapolation
+
+    out = tmp_path / "flux"
+    args = calibrate_args(tiny_flux_folder, out, "--sizes", "32x32", "16x32", "--trained-grid", "8", "8")
+    assert main([*args, "--methods", "none", "pi", "dype-yarn"]) == 0
+    record = read(out)
+    pipe = FluxPipeline.from_pretrained(tiny_flux_folder)
+    pipe.set_progress_bar_config(disable=True)
+
+    def sample(height, width):
+        generator = torch.Generator().manual_seed(0)
+        call = dict(height=height, width=width, num_inference_steps=2, generator=generator, output_type="np")
+        return pipe("a cat", **call).images
+
+    for band in record["default_extrapolation"]:
+        height, width = (32, 32) if band["aspect"] == 1.0 else (16, 32)
+        with apply_extrapolation(pipe, band["method"], trained_grid=(8, 8), entropy_scaling=band["entropy_scaling"]):
+            by_hand = sample(height, width)
+        with apply_extrapolation(pipe, "auto", calibration=out / "calibration.json"):
+            assert np.array_equal(sample(height, width), by_hand)
+    picture = tmp_path / "auto.png"
+    sample_args = ["sample", "--model", str(tiny_flux_folder), "--prompt", "a cat", "--height", "16", "--width", "32",
+                   "--steps", "2", "--calibration", str(out / "calibration.json"), "--out", str(picture)]  # fmt: skip
+    assert main(sample_args) == 0 and Image.open(picture).size == (32, 16)
