@@ -51,7 +51,8 @@ def axial_cos_sin(
 
     Axis a's d_a // 2 pairs (blocks in the order of axes_dims) rotate by coords[..., a] times
     `rope_frequencies(axes_dims[a], thetas[a], scalings[a], seq_lens[a])`. Angles are formed in float64
-    and each axis's attention factor (one number, or one per pair: sega's magnitudes) multiplies its block there; `gain` multiplies the float32 table
+    and each axis's attention factor (one number, or one per pair: sega's magnitudes) multiplies its block
+    there; `gain` multiplies the float32 table
     (the square root of a logit scale: q.k logits between tokens that both carry it grow by gain^2).
 
     seq_lens: per-axis current length for "dynamic" scaling; None reads it from the coordinates
