@@ -31,6 +31,7 @@ from ..call_plan import AttachedPlan, CallPlan, StepTime, argument, attach, forw
 from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
+from .sega_latent import latent_argument
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
@@ -386,7 +387,10 @@ class RopeCallPlan(CallPlan):
         rope, parameters = self.reader, forward_parameters(type(module))
         timestep = argument(self.family.time.argument, args, kwargs, parameters)
         rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
-        return CallState(self.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
+        latent = None
+        if rope.extrapolation.is_latent_dependent:  # sega: the whole latent, before context parallelism splits it
+            latent = latent_argument(self.family, args, kwargs, parameters)
+        return CallState(self.family.time, timestep, rope.call_inputs(args, kwargs, parameters), latent)
 
     def inputs(self, state, module, args, kwargs):
         return self.reader.before_forward(state, args, kwargs, forward_parameters(type(module)))
