@@ -69,8 +69,7 @@ class RopeScaling:
     Attributes:
         rope_type: "default" (no scaling), "linear" (position interpolation), "ntk" (static
             NTK-aware base), "dynamic" (NTK from the current length), "yarn", "llama3",
-            "riflex" (video length), "dype_yarn" (DyPE's three-band YaRN) or "sega" (NTK with a
-            magnitude per pair, `axialrope.sega`).
+            "riflex" (video length), "dype_yarn" (DyPE's three-band YaRN) or "sega" (NTK, a gain per pair).
         factor: s = L_eval / L_train, at least 1; every rope type but "default" needs it (as
             in transformers, a missing factor is an error, not "no scaling").
         original_max_position_embeddings: L_train, the trained context length (required by
@@ -87,9 +86,7 @@ class RopeScaling:
         kappa: DyPE's kappa(t) for dype_yarn (1 at pure noise with the default schedule).
         beta_0, beta_1, gamma_0, gamma_1: dype_yarn's PI-to-NTK and NTK-to-unscaled ramps, in
             rotations within L_train (times kappa).
-        sega_profile, sega_reference, sega_spread, sega_alpha, sega_beta, sega_floor: sega's energy profile
-            of the axis (bin energies; None: no spectrum), reference magnitude m_ref (>= 1), spread sigma and
-            settings; from them each pair's magnitude (`axialrope.sega.pair_magnitudes`) multiplies its cos and sin.
+        sega_*: sega's axis profile, m_ref, sigma and settings (`axialrope.sega.pair_magnitudes`: per-pair gains).
     """
 
     rope_type: str = "default"

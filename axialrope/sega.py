@@ -1,34 +1,22 @@
 """SEGA, spectral-energy guided attention (Rajabi et al. 2026, arXiv 2605.22668): the spectral half of the method.
 
-SEGA scales each spatial axis's frequencies by NTK (`axialrope.extrapolation`, method "sega") and gives every
-rotated pair of those axes its own magnitude m_i, a gain on its cos and sin (so pair i's share of the q.k
-logit grows by m_i^2), chosen at every denoising step from the spectrum of the current latent:
+SEGA scales the spatial axes by NTK (`sega_plan.py`) and gives each of their pairs a magnitude m_i, a gain on
+its cos and sin (its share of the q.k logit grows by m_i^2), chosen at every step from the current latent:
 
-    map          the latent reduced to its token grid: the mean over batch, channels, frames and the pixels of
-                 each patch, (h, w); then its own mean is subtracted
-    E_a          per spatial axis a, the energy profile: |FFT along a|^2 averaged over the other axis, the
-                 non-negative frequencies k = 0 .. K = n_a // 2 in bins floor(k n_bins / K) of max(K, 8)
-                 bins (mean per bin)
-    E_r          the radial profile: |FFT2|^2 binned by the distance from the centre of the shifted spectrum,
-                 normalised to 1 at the farthest cell, into max(h, w) // 2 bins
-    SF           spectral flatness of E_r: geometric mean / arithmetic mean (1 for white noise)
-    sigma        the spread: low + (high - low) * (1 - SF^gamma)
-    m_ref        the reference magnitude of axis a from its ratio s_a = max(1, n_a / n_a_train):
-                 s_a^kappa ("power", kappa 0.08) or 1 + kappa ln s_a ("log", kappa 0.1)
-    pair i       maps to a position in E_a by its log-period (the fastest pair to the highest frequency bin):
-                 u_i = 1 - (ln P_i - min ln P) / (max ln P - min ln P), position u_i (bins - 1), linearly
-                 interpolated in ln E_a
-    z_i          those values standardised (mean 0, sample standard deviation 1)
-    m_i          m_ref (1 - alpha sigma (tanh(beta z_i) - mean tanh(beta z))), at least `floor`
+    map     the latent on its token grid (mean over batch, channels, frames, patch pixels), minus its mean
+    E_a     per spatial axis: |FFT along a|^2 averaged over the other axis; frequency k of 0 .. K = n_a // 2
+            in bin floor(k B / K) of B = max(K, 8) bins (mean per bin)
+    E_r     |FFT2|^2 binned by distance from the centre of the shifted spectrum, max(h, w) // 2 bins
+    sigma   low + (high - low) (1 - SF^gamma), SF = geometric / arithmetic mean of E_r (1: white noise)
+    m_ref   s_a^kappa ("power", kappa 0.08) or 1 + kappa ln s_a ("log", kappa 0.1), s_a = max(1, n_a / n_a_train)
+    m_i     pair i at (1 - u_i)(B - 1) in E_a, u_i its log-period scaled to [0, 1]; z = ln E_a there (linear
+            interpolation), standardised; m_i = max(floor, m_ref (1 - alpha sigma (tanh(beta z_i) - mean)))
 
-so pairs on energetic frequencies get less than m_ref and quiet ones more. Defaults (the authors' code, as
-ComfyUI-DyPE's port carries it): alpha 0.15, beta 1.5, floor 1, spread range (0, 1), gamma 1.5, "power" with
-kappa 0.08. Energies below 1e-8 (empty bins) count as 1e-8, as in that code. One difference: that code bins
-E_a through a float32 linspace, which for many sizes (24, 48, 96 tokens ...) puts a frequency that sits on a bin
-edge one bin too low and leaves a bin empty (log 1e-8, an outlier that dominates the standardisation); here
-the bin is the exact one (the sizes where the linspace is exact, 16, 32, 64, 128 ..., give the same numbers).
-
-Everything here is float64 on the CPU: the latent is reduced to its (h, w) map on its own device first.
+so energetic frequencies get less than m_ref, quiet ones more. Defaults, the authors' code as ComfyUI-DyPE's
+port carries it: alpha 0.15, beta 1.5, floor 1, spread (0, 1), gamma 1.5; energies below 1e-8 count as 1e-8.
+Unlike the port, each frequency has its exact bin: its float32 linspace puts some on a bin edge one bin low,
+leaving empty bins at many sizes (24, 48, 96 tokens; docs/extrapolation.md). float64 on the CPU throughout,
+after the latent is reduced to its (h, w) map on its own device.
 """
 
 from __future__ import annotations
