@@ -77,23 +77,24 @@ def token_map(latent: torch.Tensor, grid: Sequence[int]) -> torch.Tensor:
         raise ValueError(f"grid must be two or more positive token counts ((h, w) or (t, h, w)), got {grid}")
     h, w = grid[-2:]
     values = latent.detach()
+    work = torch.float32 if values.device.type == "mps" else torch.float64  # MPS has no float64
     if values.ndim == 3:
         tokens = math.prod(grid)
         if values.shape[1] < tokens:
             raise ValueError(f"latent has {values.shape[1]} tokens, fewer than the grid {grid}'s {tokens}")
         cells = values[:, :tokens].reshape(values.shape[0], *grid, values.shape[-1]).movedim(-1, 1)
-        reduced = cells.to(torch.float64).mean(dim=tuple(range(cells.ndim - 2)))
+        reduced = cells.to(work).mean(dim=tuple(range(cells.ndim - 2)))
     elif values.ndim in (4, 5):
         height, width = values.shape[-2:]
         if height % h or width % w:
             raise ValueError(f"latent's spatial size {(height, width)} is not a multiple of the token grid {(h, w)}")
-        pixels = values.to(torch.float64).mean(dim=tuple(range(values.ndim - 2)))  # (H, W)
+        pixels = values.to(work).mean(dim=tuple(range(values.ndim - 2)))  # (H, W)
         reduced = pixels.reshape(h, height // h, w, width // w).mean(dim=(1, 3))
     else:
         raise ValueError(
             f"latent must be (B, C, H, W), (B, C, T, H, W) or packed tokens (B, N, D), got {tuple(latent.shape)}"
         )
-    return reduced.cpu()
+    return reduced.cpu().to(torch.float64)
 
 
 def _binned(power: torch.Tensor, where: torch.Tensor, n_bins: int) -> torch.Tensor:
