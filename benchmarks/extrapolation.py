@@ -140,7 +140,8 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
     (no floor rows, which the part's own file holds), so the report puts them beside the others."""
     height, width = size
     trained = (height, width) == (TRAINED_SIDE, TRAINED_SIDE)
-    only = [Method.from_label(label) for label in args.methods] if args.methods else None
+    chosen = getattr(args, "methods", None)  # a Namespace built elsewhere may lack it
+    only = [Method.from_label(label) for label in chosen] if chosen else None
     if only is not None and trained:
         return  # at the trained size every method is the trained encoding: the part's own file has it
     suffix = "" if only is None else "_" + "_".join(m.label.replace("+", "-") for m in only)
@@ -308,10 +309,11 @@ def all_parts(args) -> list[str]:
     images = [f"{kind}:{size_label(size)}" for kind in args.kinds for size in args.sizes]
     videos = [f"video:{size_label(size)}" for size in args.video_sizes]
     cost = lambda part: math.prod(parse_size(part.partition(":")[2])) * (3 if part.startswith("video") else 1)  # noqa: E731
-    if args.methods:  # the trained size holds no cell of a method measured alone
+    alone = getattr(args, "methods", None)  # some methods measured alone: no trained size, no classifier
+    if alone:
         images = [part for part in images if parse_size(part.partition(":")[2]) != (TRAINED_SIDE, TRAINED_SIDE)]
     parts = sorted(videos + images, key=cost, reverse=True)
-    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes) and not args.methods:
+    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes) and not alone:
         parts.insert(0, "classifier")
     return parts
 
