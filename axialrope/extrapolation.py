@@ -28,8 +28,7 @@ from typing import Any
 
 from .frequencies import yarn_get_mscale
 from .scaling import RopeScaling, check_ramp_rotations
-from .sega import SegaSpectrum, latent_spectrum
-from .sega_plan import check_sega_options, sega_scalings
+from .sega import SegaSpectrum, check_sega_options, latent_spectrum, sega_scalings
 from .validation import is_int, is_real
 
 EXTRAPOLATION_METHODS = (

@@ -30,7 +30,7 @@ import math
 import torch
 
 from .scaling import RopeScaling, ScalingLike, as_rope_scaling
-from .sega import pair_magnitudes
+from .sega.spectrum import pair_magnitudes
 from .validation import is_int, is_real
 
 

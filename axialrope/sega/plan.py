@@ -3,7 +3,7 @@
 With s_a = max(1, L_a / L_a_train) on each spatial axis (both axes of an (h, w) grid; the two besides
 `temporal_axis` of a (t, h, w) grid, whose time axis stays as trained) and s = max over them:
 every spatial axis gets NTK's base theta * s^(d/(d-2)) once s > 1 (one scale for both, as the authors'
-code has it), and its pairs the magnitudes of `axialrope.sega` with m_ref from the axis's own s_a (an axis
+code has it), and its pairs the magnitudes of `axialrope.sega.spectrum` with m_ref from the axis's own s_a (an axis
 not beyond its trained length keeps a gain of 1).
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from .scaling import RopeScaling
-from .sega import SEGA_REFERENCES, SegaSpectrum, reference_magnitude
-from .validation import is_real
+from ..scaling import RopeScaling
+from ..validation import is_real
+from .spectrum import SEGA_REFERENCES, SegaSpectrum, reference_magnitude
 
 
 def check_sega_options(extrapolation) -> None:

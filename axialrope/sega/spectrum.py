@@ -1,6 +1,6 @@
 """SEGA, spectral-energy guided attention (Rajabi et al. 2026, arXiv 2605.22668): the spectral half of the method.
 
-SEGA scales the spatial axes by NTK (`sega_plan.py`) and gives each of their pairs a magnitude m_i, a gain on
+SEGA scales the spatial axes by NTK (`plan.py`) and gives each of their pairs a magnitude m_i, a gain on
 its cos and sin (its share of the q.k logit grows by m_i^2), chosen at every step from the current latent:
 
     map     the latent on its token grid (mean over batch, channels, frames, patch pixels), minus its mean
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .validation import is_int, is_real
+from ..validation import is_int, is_real
 
 SEGA_REFERENCES = ("power", "log")
 DEFAULT_KAPPA = {"power": 0.08, "log": 0.1}
