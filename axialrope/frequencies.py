@@ -19,6 +19,8 @@ It is the only place in the package where a frequency formula is written, in flo
     dype_yarn  per pair, PI below beta_1 * kappa rotations within L_train, NTK between, unscaled
                above gamma_0 * kappa, with linear ramps from beta_1 to beta_0 and from gamma_1 to
                gamma_0 rotations (DyPE); attention factor 0.1 ln s + 1
+    sega       the ntk frequencies; attention factor one number per pair, SEGA's magnitudes m_i from the
+               axis's energy profile (`axialrope.sega`), or m_ref for all where there is no profile
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from .scaling import RopeScaling, ScalingLike, as_rope_scaling
+from .sega.spectrum import pair_magnitudes
 from .validation import is_int, is_real
 
 
@@ -217,6 +220,27 @@ def _dype_yarn(inv_freq: torch.Tensor, dim: int, theta: float, scaling: RopeScal
     return inv_freq, gain
 
 
+def _sega(dim: int, theta: float, scaling: RopeScaling) -> tuple[torch.Tensor, float | torch.Tensor]:
+    # SEGA: NTK's frequencies; each pair's magnitude from the axis's energy profile at those frequencies. An axis
+    # whose reference is 1 (not beyond its trained length) keeps a gain of 1, as does one without a spectrum
+    # (then m_ref throughout), as in the authors' code
+    grown = scaling.factor > 1
+    inv_freq = default_inv_freq(dim, _ntk_base(theta, scaling.factor, dim, "sega") if grown else theta)
+    reference = scaling.sega_reference
+    if scaling.sega_profile is None or reference <= 1.0 + 1e-8:
+        return inv_freq, reference
+    magnitudes = pair_magnitudes(
+        scaling.sega_profile,
+        inv_freq,
+        reference,
+        scaling.sega_spread,
+        scaling.sega_alpha,
+        scaling.sega_beta,
+        scaling.sega_floor,
+    )
+    return inv_freq, magnitudes
+
+
 def _llama3(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
     trained = scaling.original_max_position_embeddings
     wavelength = 2 * math.pi / inv_freq
@@ -285,7 +309,8 @@ def rope_frequencies(
 
     Returns:
         inv_freq: float64 tensor of shape (dim // 2,), on the CPU.
-        attention_factor: multiplies cos and sin (1.0 except for YaRN).
+        attention_factor: multiplies cos and sin (1.0 except for YaRN and DyPE's YaRN); for "sega" with
+            magnitudes, a float64 tensor (dim // 2,) with one factor per pair.
 
     The formula of each rope_type is in the module docstring (s = factor).
     """
@@ -307,7 +332,8 @@ def scaling_is_identity(dim: int, theta: float, scaling: ScalingLike) -> bool:
         return True
     trained = default_inv_freq(dim, theta)
     scaled, gain = _scaled(trained, dim, theta, scaling, None)
-    return gain == 1.0 and torch.equal(scaled, trained)
+    unit = bool((gain == 1.0).all()) if isinstance(gain, torch.Tensor) else gain == 1.0
+    return unit and torch.equal(scaled, trained)
 
 
 def _scaled(
@@ -336,4 +362,6 @@ def _scaled(
         return _riflex(inv_freq, scaling), 1.0
     if kind == "dype_yarn":
         return _dype_yarn(inv_freq, dim, theta, scaling)
+    if kind == "sega":
+        return _sega(dim, theta, scaling)
     raise AssertionError(f"unhandled rope_type {kind}")  # RopeScaling validated it

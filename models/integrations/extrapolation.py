@@ -40,6 +40,7 @@ from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
 from .ropes.references import ReferenceKeys, key_bands
+from .sega_latent import latent_argument
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
@@ -534,7 +535,10 @@ class RopeCallPlan(CallPlan):
         rope, parameters = self.reader, forward_parameters(type(module))
         timestep = argument(self.family.time.argument, args, kwargs, parameters)
         rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
-        return CallState(self.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
+        latent = None
+        if rope.reads_latent:  # sega: the whole latent, before context parallelism splits it
+            latent = latent_argument(self.family, args, kwargs, parameters)
+        return CallState(self.family.time, timestep, rope.call_inputs(args, kwargs, parameters), latent)
 
     def inputs(self, state, module, args, kwargs):
         return self.reader.before_forward(state, args, kwargs, forward_parameters(type(module)))

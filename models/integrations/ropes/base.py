@@ -36,11 +36,13 @@ from . import graph_call
 
 
 class CallState(StepTime):
-    """One forward's state: its timestep and the kind's inputs (e.g. Flux's whole ids)."""
+    """One forward's state: its timestep, the kind's inputs (e.g. Flux's whole ids) and, for a method planned
+    from the latent (sega), the forward's whole latent and what was read from it (`spectra`, per grid)."""
 
-    def __init__(self, rule: Timestep, timestep, inputs: dict):
+    def __init__(self, rule: Timestep, timestep, inputs: dict, latent=None):
         super().__init__(rule, timestep)
         self.inputs = inputs
+        self.latent, self.spectra = latent, {}
 
 
 @dataclass(frozen=True)
@@ -180,11 +182,12 @@ class ExtrapolatedRope(nn.Module):
         t = None
         if extrapolation.is_timestep_dependent:
             t = self.t_for(extrapolation) if time is None else time
+        spectrum = self.call_spectrum(grid, extrapolation) if extrapolation.is_latent_dependent else None
         spacing = self.token_spacing() if token_spacing is None else tuple(token_spacing)
-        key = (grid, t, spacing)
+        key = (grid, t, spacing, spectrum)
         plan = self._plans.get(key, False)
         if plan is False:
-            plan = extrapolation.plan(self.trained_grid, grid, t, token_spacing=spacing)
+            plan = extrapolation.plan(self.trained_grid, grid, t, token_spacing=spacing, spectrum=spectrum)
             if riflex_off:
                 plan = RopePlan((None,) * len(grid), plan.logit_scale, (1.0,) * len(grid))
             axes = self.planned_axes()
@@ -195,6 +198,30 @@ class ExtrapolatedRope(nn.Module):
                 self._plans = {}
             self._plans[key] = plan
         return plan
+
+    @property
+    def reads_latent(self) -> bool:
+        """Whether a method this rope may use reads the call's latent (sega; under "auto", any band's)."""
+        choose = self.setup.choose
+        methods = [self.extrapolation] if choose is None else [method for method, _ in choose.resolved]
+        return any(method.is_latent_dependent for method in methods)
+
+    def call_spectrum(self, grid: tuple[int, ...], extrapolation: Extrapolation):
+        """sega's reading of this call's whole latent (`CallState.latent`, taken before any context-parallel split)
+        on the global token `grid`, once per call and grid; None outside a forward (the rope called on its own:
+        every pair then gets m_ref)."""
+        state = self.call_state()
+        latent = getattr(state, "latent", None)
+        if latent is None:
+            return None
+        if grid not in state.spectra:
+            try:
+                state.spectra[grid] = extrapolation.spectrum(latent, grid)
+            except (TypeError, ValueError) as error:
+                raise ValueError(
+                    f"sega cannot read {self.setup.family.title}'s latent on the grid {grid}: {error}"
+                ) from None
+        return state.spectra[grid]
 
     def axis_scalings(self, plan: RopePlan) -> tuple:
         """The plan's scalings per rope axis (None on reference axes)."""

@@ -82,6 +82,20 @@ def test_one_patched_flux_serves_two_sizes_each_with_its_band(tiny):
             assert torch.equal(outputs(model, tiny, "flux", grid, FLUX_T), expected[grid])
 
 
+def test_a_sega_band_reads_each_calls_latent_as_sega_applied_alone(tiny):
+    """sega's magnitudes come from the call's latent: under auto the latent is taken for a band that needs it."""
+    model = tiny.make_flux()
+    bands = [
+        {"up_to_scale": 2.0, "method": "pi", "entropy_scaling": False},
+        {"up_to_scale": None, "method": "sega", "entropy_scaling": False},
+    ]
+    for grid, method in (((12, 12), "sega"), ((6, 6), "pi")):
+        with apply_extrapolation(model, method, trained_grid=(4, 4)):
+            alone = outputs(model, tiny, "flux", grid, FLUX_T)
+        with apply_extrapolation(model, "auto", calibration=calibration((4, 4), bands)):
+            assert torch.equal(outputs(model, tiny, "flux", grid, FLUX_T), alone)
+
+
 def test_at_and_inside_the_trained_grid_auto_is_the_untouched_model_and_remove_restores_it(tiny):
     model = tiny.make_flux()
     untouched = {grid: outputs(model, tiny, "flux", grid, FLUX_T) for grid in ((4, 4), (3, 4), (6, 6))}

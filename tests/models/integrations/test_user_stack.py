@@ -51,8 +51,9 @@ def patched(spec, method="dype-yarn"):
 # -- torch.compile ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("method", ["dype-yarn", "sega"])  # a new plan every step: from the time, from the latent
 @pytest.mark.parametrize("name", STACK)
-def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_recompiles(tiny, name):
+def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_recompiles(tiny, name, method):
     """The plan's numbers never reach the graph (the rope is one opaque operator, the call plan runs outside
     it): at the trained grid and at twice it, over a whole schedule, no more graph breaks or compiled frames
     than the untouched model, one compilation per size, and the eager model's outputs (dynamo's eager backend
@@ -61,7 +62,7 @@ def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_rec
     timesteps, twice = sampler_timesteps(family), tuple(2 * n for n in spec.trained)
     runs = [(spec.trained, timesteps[::9]), (twice, timesteps)]  # within the trained grid no time is read
     _, plain_breaks, _, plain_frames = compiled_schedule(tiny, spec.make(), spec, [(g, t[:1]) for g, t in runs])
-    model = patched(spec)
+    model = patched(spec, method)
     outputs, breaks, firsts, frames = compiled_schedule(tiny, model, spec, runs)
     assert breaks <= plain_breaks and frames <= plain_frames
     assert frames == firsts[-1]  # nothing recompiled over the schedule
