@@ -13,6 +13,7 @@ each bundled pipeline's `default_extrapolation`.
     python benchmarks/extrapolation.py --report-only # the report again, from the raw values
     python benchmarks/extrapolation.py --part textures:64x64   # one part alone
     python benchmarks/extrapolation.py --kinds photographs --skip-video   # one data kind's parts, then the report
+    python benchmarks/extrapolation.py --methods spa  # one method's cells, merged into the raw values there
 
 The photographs models are not bundled: `STAGES=photos bash benchmarks/train_bundled.sh` trains them
 into outputs/bundled/photos-{rope,sincos} (a missing one is skipped, with a note; both missing fail).
@@ -56,6 +57,7 @@ VIDEO_METHOD_NAMES = (
     "kappa-pi",
     "kappa-ntk",
     "kappa-yarn",
+    "spa",
 )
 ROPE_METHODS = image_methods(rope=True)
 SINCOS_METHODS = image_methods(rope=False)  # a sin-cos model has no frequencies to rescale
@@ -99,16 +101,26 @@ def load_pipeline(name_or_folder: str) -> AxialDiTPipeline:
 
 
 class RawWriter:
-    """Appends rows of RAW_HEADER to one part's CSV (written whole at the end, atomically)."""
+    """Appends rows of RAW_HEADER to one part's CSV (written whole at the end, atomically).
 
-    def __init__(self, path: Path):
-        self.path, self.rows = path, []
+    merge: the labels of the methods measured (`--methods`): the CSV's other rows are kept, these methods'
+    replaced, and no floor rows are added (the kept ones stand).
+    """
+
+    def __init__(self, path: Path, merge: list[str] | None = None):
+        self.path, self.rows, self.merge = path, [], merge
 
     def add(self, data: str, model: str, method: str, size, seed: int, metric: str, value: float) -> None:
+        if self.merge is not None and method == "floor":
+            return
         self.rows.append([data, model, method, size_label(size), seed, metric, f"{value:.6g}"])
 
     def close(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.merge is not None and self.path.exists():
+            with open(self.path, newline="") as f:
+                kept = [row for row in list(csv.reader(f))[1:] if row[2] not in self.merge]
+            self.rows = kept + self.rows
         partial = self.path.with_suffix(".partial")
         with open(partial, "w", newline="") as f:
             csv.writer(f).writerows([RAW_HEADER, *self.rows])
@@ -135,7 +147,7 @@ def procedural_references(kind: str, size: tuple[int, int], seed: int, num: int)
 def image_part(kind: str, size: tuple[int, int], args) -> None:
     """Every model and method of one data kind at one size, every seed; recognition for shapes at 2x/3x."""
     height, width = size
-    raw = RawWriter(args.out / "raw" / f"{kind}_{size_label(size)}.csv")
+    raw = RawWriter(args.out / "raw" / f"{kind}_{size_label(size)}.csv", args.methods)
     trained = (height, width) == (TRAINED_SIDE, TRAINED_SIDE)
     classifier = None
     if kind == "shapes" and size in RECOGNITION_SIZES:
@@ -150,6 +162,8 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
         for model, pipe in pipes.items():
             # at the trained size every method is the trained encoding (tested): one row stands for all
             methods = [Method("none")] if trained else (ROPE_METHODS if model == "rope" else SINCOS_METHODS)
+            if args.methods is not None:
+                methods = [m for m in methods if m.label in args.methods and not trained]
             for method in methods:
                 start = time.perf_counter()
                 cell = measure_cell(pipe, method, references, args.steps, args.guidance, seed)
@@ -173,12 +187,19 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
                     flush=True,
                 )
     raw.close()
+    if args.methods is not None and len(grid_rows) == 1:
+        return  # nothing of these methods at this size (the trained one)
     save_labelled_grid(
-        args.out / f"samples_{kind}_{size_label(size)}.png",
+        args.out / f"samples_{kind}_{size_label(size)}{picture_suffix(args)}.png",
         f"{kind} at {height}x{width} from {TRAINED_SIDE}x{TRAINED_SIDE} models (seed 0)",
         grid_rows,
         per_row=min(8, args.num),
     )
+
+
+def picture_suffix(args) -> str:
+    """ "" for a whole run; "_<methods>" where --methods measured some only (the whole run's pictures stay)."""
+    return "" if args.methods is None else "_" + "_".join(m.replace("+", "-") for m in args.methods)
 
 
 def model_pipelines(kind: str, args) -> dict[str, AxialDiTPipeline]:
@@ -204,7 +225,7 @@ def video_part(size: tuple[int, int, int], args) -> None:
     frames, height, width = size
     pipe = load_pipeline(args.video_model or VIDEO_MODEL)
     trained_size = pipe.trained_size  # (frames, height, width)
-    raw = RawWriter(args.out / "raw" / f"video_{size_label(size)}.csv")
+    raw = RawWriter(args.out / "raw" / f"video_{size_label(size)}.csv", args.methods)
     lag = trained_size[0] - 1  # silhouettes compared across the trained clip length
     min_lag, max_shift = max(1, trained_size[0] // 2), fastest_shift(lag, height, width)
     count = args.clips
@@ -223,6 +244,8 @@ def video_part(size: tuple[int, int, int], args) -> None:
         if seed == 0:
             grid_rows["real"] = real[:, :, -1]
         for method in VIDEO_METHODS:
+            if args.methods is not None and method.label not in args.methods:
+                continue
             if method.name == "riflex" and frames == trained_size[0]:
                 continue  # RIFLEx changes only the temporal axis: "none" here
             if method != Method("none") and tuple(size) == tuple(trained_size):
@@ -252,8 +275,10 @@ def video_part(size: tuple[int, int, int], args) -> None:
                 flush=True,
             )
     raw.close()
+    if args.methods is not None and len(grid_rows) == 1:
+        return
     save_labelled_grid(
-        args.out / f"video_last_frames_{size_label(size)}.png",
+        args.out / f"video_last_frames_{size_label(size)}{picture_suffix(args)}.png",
         f"last frame of {size_label(size)} videos from an 8x32x32 model (seed 0)",
         grid_rows,
         per_row=count,
@@ -265,8 +290,11 @@ def shape_classifier(args):
     (None with --quick and no cache: recognition is then left out)."""
     from shape_recognition import CLASSIFIER_SETTINGS, DEFAULT_CACHE, load_or_train_classifier
 
-    if args.quick and not DEFAULT_CACHE.exists():
-        print(f"--quick: no {DEFAULT_CACHE}, so no shape recognition (CLASSIFIER_SETTINGS {CLASSIFIER_SETTINGS})")
+    if (args.quick or args.methods) and not DEFAULT_CACHE.exists():
+        print(
+            f"--quick/--methods: no {DEFAULT_CACHE}, so no shape recognition "
+            f"(CLASSIFIER_SETTINGS {CLASSIFIER_SETTINGS})"
+        )
         return None
     return load_or_train_classifier(DEFAULT_CACHE)
 
@@ -297,7 +325,7 @@ def all_parts(args) -> list[str]:
     videos = [f"video:{size_label(size)}" for size in args.video_sizes]
     cost = lambda part: math.prod(parse_size(part.partition(":")[2])) * (3 if part.startswith("video") else 1)  # noqa: E731
     parts = sorted(videos + images, key=cost, reverse=True)
-    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes):
+    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes) and not args.methods:
         parts.insert(0, "classifier")
     return parts
 
@@ -349,6 +377,12 @@ def main() -> None:
         choices=list(MODELS),
         default=list(MODELS),
         help="image data kinds to measure (the report reads every kind's raw values)",
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=None,
+        help="measure only these method labels (e.g. spa spa+entropy), merged into the raw CSVs under --out",
     )
     parser.add_argument("--skip-images", action="store_true", help="video only")
     parser.add_argument("--skip-video", action="store_true", help="images only")

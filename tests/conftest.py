@@ -264,17 +264,22 @@ def spa_port_variants(ids, requested=0, trained_extent=64, largest_index=79):
     return out
 
 
-def spa_averaged_attention(q, k, v, angles, scale=None):
-    """Attention outputs averaged over variants, float64: q, k, v (heads, seq, d); angles one (seq, d // 2)
-    array per variant rotating pairs (2j, 2j + 1) of q and k; softmax(q k^T * scale) v per variant, the mean."""
+def spa_averaged_attention(q, k, v, angles, scale=None, layout="interleaved"):
+    """Attention outputs averaged over variants, float64: q, k, v (..., seq, d); angles one (seq, d // 2)
+    array per variant rotating pair j of q and k, channels (2j, 2j + 1) ("interleaved") or (j, j + d / 2)
+    ("half"); softmax(q k^T * scale) v per variant, then the mean over variants."""
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
 
     def rotate(x, theta):
-        pairs = x.reshape(*x.shape[:-1], -1, 2)
+        if layout == "half":
+            a, b = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+        else:
+            a, b = x[..., 0::2], x[..., 1::2]
         c, s = np.cos(theta), np.sin(theta)
-        first = pairs[..., 0] * c - pairs[..., 1] * s
-        second = pairs[..., 0] * s + pairs[..., 1] * c
+        first, second = a * c - b * s, a * s + b * c
+        if layout == "half":
+            return np.concatenate([first, second], axis=-1)
         return np.stack([first, second], axis=-1).reshape(x.shape)
 
     outs = []

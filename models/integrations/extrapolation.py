@@ -31,6 +31,7 @@ from ..call_plan import AttachedPlan, CallPlan, StepTime, argument, attach, forw
 from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
+from .spa_attention import install_averaging
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
@@ -56,9 +57,11 @@ class ModelPatch:
         rope: ExtrapolatedRope,
         original: nn.Module | None,
         calls: AttachedPlan,
+        undo_attention=None,
     ):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
         self.trained_grid, self.rope, self.original, self.calls = trained_grid, rope, original, calls
+        self.undo_attention = undo_attention  # spa's processor wrappers (`spa_attention.py`), or None
 
     @property
     def time(self) -> StepTime:
@@ -89,6 +92,8 @@ class ModelPatch:
         """Restores the family's own rope module and removes the call plan (its hooks)."""
         self.check_removable()
         self.calls.remove()
+        if self.undo_attention is not None:
+            self.undo_attention()
         if self.family.rope_attr is not None:
             _set_rope(self.transformer, self.family.rope_attr, self.original)
         del vars(self.transformer)[HANDLE_ATTRIBUTE]
@@ -354,8 +359,14 @@ def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: Ext
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
         _set_rope(model, family.rope_attr, rope)
-    calls = attach(model, RopeCallPlan(rope, family))
-    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, calls)
+    undo_attention = install_averaging(model, rope) if setup.extrapolation.method == "spa" else None
+    try:
+        calls = attach(model, RopeCallPlan(rope, family))
+    except BaseException:
+        if undo_attention is not None:
+            undo_attention()
+        raise
+    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, calls, undo_attention)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
 

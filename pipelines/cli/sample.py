@@ -127,7 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="auto (default): the method the model's pipeline records for the requested scale (its "
         "model_index.json default_extrapolation, or axialrope's fallback; plain none at or below "
         "the trained size; none for diffusers pipelines, the family's own behaviour), or one of "
-        "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
+        "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk, kappa-yarn or spa; "
         "NAME+entropy adds entropy scaling",
     )
     parser.add_argument(

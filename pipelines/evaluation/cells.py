@@ -21,7 +21,18 @@ from axialrope.extrapolation import ENTROPY_SUFFIX, split_name
 from .metrics import SWDResult, swd
 
 # the methods of an image model (riflex extrapolates video length only), in the tables' order
-IMAGE_METHOD_NAMES = ("none", "pi", "ntk", "yarn", "dype-ntk", "dype-yarn", "kappa-pi", "kappa-ntk", "kappa-yarn")
+IMAGE_METHOD_NAMES = (
+    "none",
+    "pi",
+    "ntk",
+    "yarn",
+    "dype-ntk",
+    "dype-yarn",
+    "kappa-pi",
+    "kappa-ntk",
+    "kappa-yarn",
+    "spa",
+)
 
 
 @dataclass(frozen=True)

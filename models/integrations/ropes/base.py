@@ -76,6 +76,11 @@ class RopeKind:
     def make_rope(self, original: nn.Module | None, setup: RopeSetup) -> ExtrapolatedRope:
         raise NotImplementedError
 
+    def spa_unreached(self, family: Family) -> str:
+        """Why spa (its attention run once per position variant, `spa_attention.py`) cannot reach this kind's
+        families, a clause; "" where the kind builds the variants' tables."""
+        return "its rope kind builds no position variants for the attention wrapper that averages them"
+
     def temporal_frequencies(self, setup: RopeSetup) -> tuple[torch.Tensor, float]:
         """(inverse frequencies per position unit of the time axis, position units per latent frame)."""
         axis = setup.family.planned_axes[setup.family.temporal_axis]
@@ -174,7 +179,7 @@ class ExtrapolatedRope(nn.Module):
                 plan = RopePlan((None,) * len(grid), plan.logit_scale, (1.0,) * len(grid))
             axes = self.planned_axes()
             unchanged = (scaling_is_identity(*axis, s) for s, axis in zip(plan.scalings, axes, strict=True))
-            if plan.logit_scale == 1.0 and all(unchanged):
+            if plan.logit_scale == 1.0 and all(unchanged) and plan.bundle_size == 1:
                 plan = None  # e.g. riflex not yet past N_k, or dype-ntk at t = 0
             if len(self._plans) >= 64:  # timestep-dependent methods plan every step: keep it bounded
                 self._plans = {}
