@@ -2,12 +2,12 @@
 
     python benchmarks/spa_step.py --threads 1 --markdown docs/performance.md
 
-spa bundles the positions N to a bundle and runs each attention 2 N - 1 times (one per slide of the bundles),
-averaging the outputs. Two models, eager, float32: a small random Flux (compiled_step.py's: two joint and two
+spa bundles the positions N to a bundle and runs each attention 2 N - 1 times (one per slide of the
+bundles), averaging the outputs. Two models, eager, float32: a small random Flux (compiled_step.py's: two joint and two
 single blocks, four heads of 32 channels; trained grid 16 x 16 tokens), where the processor runs whole per
 variant (q, k, v projections included), and the project's DiT of the bundled shapes pipeline (trained 8 x 8
-tokens: 32 px, 4 px patches), where the projections run once and only the rotation and attention per variant. Each at 2x and 4x the
-trained grid on both axes (N from spa's default rule: 3 and 5), untouched against spa; the median milliseconds
+tokens: 32 px, 4 px patches), where the projections run once and only the rotation and attention per
+variant. Each at 2x and 4x the trained grid on both axes (N from spa's default rule: 3 and 5), untouched against spa; the median milliseconds
 of a forward over `--repeats` interleaved repeats after a warm-up.
 """
 
@@ -58,7 +58,8 @@ def flux_rows(repeats: int) -> list[tuple]:
         grid = tuple(n * factor for n in trained)
         kwargs = inputs(grid, 0.5)
         size = handle.rope.plan(grid).bundle_size
-        times = median_ms({"untouched": lambda: untouched(**kwargs), "spa": lambda: patched(**kwargs)}, repeats)
+        calls = {"untouched": lambda kwargs=kwargs: untouched(**kwargs), "spa": lambda kwargs=kwargs: patched(**kwargs)}
+        times = median_ms(calls, repeats)
         rows.append(("flux (diffusers)", grid, size, times["untouched"], times["spa"]))
     return rows
 
@@ -75,10 +76,10 @@ def dit_rows(repeats: int) -> list[tuple]:
         x = torch.randn(1, model.config.in_channels, *(n * p for n, p in zip(grid, patch, strict=True)))
         t, labels = torch.tensor([500.0]), torch.tensor([0])
 
-        def plain(x=x):
+        def plain(x=x, t=t, labels=labels):
             return model(x, t, class_labels=labels)
 
-        def averaged(x=x, grid=grid):
+        def averaged(x=x, t=t, labels=labels, grid=grid):
             with DiTExtrapolation(model, spa, grid=grid).attach():
                 return model(x, t, class_labels=labels)
 
