@@ -3,12 +3,13 @@
     python benchmarks/spa_step.py --threads 1 --markdown docs/performance.md
 
 spa bundles the positions N to a bundle and runs each attention 2 N - 1 times (one per slide of the
-bundles), averaging the outputs. Two models, eager, float32: a small random Flux (compiled_step.py's: two joint and two
-single blocks, four heads of 32 channels; trained grid 16 x 16 tokens), where the processor runs whole per
-variant (q, k, v projections included), and the project's DiT of the bundled shapes pipeline (trained 8 x 8
-tokens: 32 px, 4 px patches), where the projections run once and only the rotation and attention per
-variant. Each at 2x and 4x the trained grid on both axes (N from spa's default rule: 3 and 5), untouched against spa; the median milliseconds
-of a forward over `--repeats` interleaved repeats after a warm-up.
+bundles), averaging the outputs. Two models, eager, float32: a small random Flux (compiled_step.py's: two
+joint and two single blocks, four heads of 32 channels; trained grid 16 x 16 tokens), where the processor
+runs whole per variant (q, k, v projections included), and the project's DiT of the bundled shapes
+pipeline (trained 8 x 8 tokens: 32 px, 4 px patches), where the projections run once and only the rotation
+and attention per variant. Each at 2x and 4x the trained grid on both axes (N by spa's default rule: 3 and
+5), untouched against spa; the median milliseconds of a forward over `--repeats` interleaved repeats after
+a warm-up.
 """
 
 from __future__ import annotations
