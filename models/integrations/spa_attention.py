@@ -108,10 +108,20 @@ class AveragingProcessor:
         # (`inspect.signature(processor.__call__)`): show it the wrapped processor's
         self.__call__ = functools.wraps(processor.__call__)(functools.partial(type(self).__call__, self))
 
+    _OWN = ("processor", "rope", "__call__")
+
     def __getattr__(self, name: str):  # the wrapped processor's attributes (diffusers reads some)
-        if name in ("processor", "rope"):
+        if name in self._OWN:
             raise AttributeError(name)
         return getattr(self.processor, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        """Sets the wrapped processor's attributes (diffusers' `enable_parallelism` sets `_parallel_config` on
+        each processor, which the wrapped one must see), the wrapper's own on itself."""
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.processor, name, value)
 
     def __call__(self, attn, *args, **kwargs):
         registry = _registry(current(self.rope))

@@ -154,3 +154,13 @@ def test_spa_options_reach_the_plan(tiny):
     assert handle.extrapolation == Extrapolation("spa", spa_bundle_size=4)
     assert handle.rope.plan((8, 8)).bundle_size == 4
     handle.remove()
+
+
+def test_the_wrapper_passes_attributes_through_to_the_processor(tiny):
+    """diffusers' enable_parallelism sets `_parallel_config` on each processor: the wrapped one must get it."""
+    model = tiny.make_flux()
+    apply_extrapolation(model, "spa", trained_grid=(4, 4))
+    wrapper = model.transformer_blocks[0].attn.processor
+    wrapper._parallel_config = "config"
+    assert wrapper.processor._parallel_config == "config" and wrapper._parallel_config == "config"
+    assert "_parallel_config" not in vars(wrapper)
