@@ -424,7 +424,8 @@ class IdsRope(ExtrapolatedRope):
                 return register_variants(self, self.spa_tables(ids, layout, plan))
             key, anchors = found
             build = lambda: self.spa_tables(ids, layout, plan)  # noqa: E731
-            return register_variants(self, self.cached(("spa", *key, ids.device, plan_key(plan)), build, anchors))
+            spa_key = ("spa", *key, ids.device, plan_key(plan), plan.bundle_size, plan.bundled_axes)
+            return register_variants(self, self.cached(spa_key, build, anchors))
         scalings = self.axis_scalings(plan)
 
         def table(where):
