@@ -12,6 +12,8 @@ factor for the attention logits. With s_a = max(1, L_a_eval / L_a_train) per axi
     kappa-pi, -ntk, -yarn    the static method with s_a^kappa(t): the trained encoding at t = 0
     sega                     NTK on the spatial axes from max s_a, and a magnitude per pair chosen from the
                              current latent's spectrum (SEGA; `axialrope.sega`, `plan(spectrum=...)`)
+    spa                      HRDiT's spatial position alignment: trained frequencies on positions bundled
+                             N to a bundle, attention run once per slide of the bundles and averaged
 
 `entropy_scaling=True` also multiplies the logits by sqrt(log N_eval / log N_train);
 `Extrapolation.from_name("yarn+entropy")` names it as the CLI does. The formulas of every
@@ -43,6 +45,7 @@ EXTRAPOLATION_METHODS = (
     "kappa-ntk",
     "kappa-yarn",
     "sega",
+    "spa",
 )
 # names this project used before DyPE's own methods took the dype- prefix
 RENAMED_METHODS = {"dype-pi": "kappa-pi"}
@@ -72,6 +75,7 @@ METHOD_OPTIONS = {
     "kappa-ntk": _KAPPA_OPTIONS,
     "kappa-yarn": _KAPPA_OPTIONS + _YARN_OPTIONS,
     "sega": _SEGA_OPTIONS,
+    "spa": ("temporal_axis", "spa_bundle_size", "spa_max_position", "spa_max_bundle"),
 }
 ENTROPY_SUFFIX = "+entropy"  # "METHOD+entropy": the method with entropy scaling, as the CLI names it
 MAX_DYPE_LAMBDA_S = 100.0  # kappa(t) <= lambda_s, and the scale grows as s^(2 kappa): far beyond DyPE's own values
@@ -85,11 +89,16 @@ class RopePlan:
     logit_scale: multiplies q.k before the softmax (1.0: unchanged).
     factors: the per-axis scale s_a = max(1, L_eval / L_train) (for kappa-* methods s_a^kappa(t);
         1.0 where the axis is as trained, and on every axis but time for riflex).
+    bundle_size: spa's N, tokens per bundle on each of `bundled_axes` (1: positions as they are;
+        spa's bundled axes are the spatial ones, () for every other method);
+        the attention runs once per variant of `axialrope.coords.bundle_slides` and averages.
     """
 
     scalings: tuple[RopeScaling | None, ...]
     logit_scale: float
     factors: tuple[float, ...]
+    bundle_size: int = 1
+    bundled_axes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,11 @@ class Extrapolation:
         sega_spread, sega_spread_exponent: the spread's range (low, high) and exponent ((0, 1), 1.5).
         sega_reference, sega_kappa: m_ref = s_a^kappa ("power") or 1 + kappa ln s_a ("log"); kappa None:
             0.08 for "power", 0.1 for "log" (`axialrope.sega`).
+        spa_bundle_size: spa's N (tokens per bundle): 0 the smallest N keeping every bundled position
+            within spa_max_position, 1 off, >= 2 that N (raised to the smallest where it is too small).
+        spa_max_position: the largest bundled position index an axis may reach; None: its trained
+            size - 1 (ComfyUI-DyPE's port: 79, HRDiT's group_num 80 less one).
+        spa_max_bundle: the largest N (the attention runs 2 N - 1 times on an image).
     """
 
     method: str = "none"
@@ -131,6 +145,9 @@ class Extrapolation:
     sega_spread_exponent: float = 1.5
     sega_reference: str = "power"
     sega_kappa: float | None = None
+    spa_bundle_size: int = 0
+    spa_max_position: int | None = None
+    spa_max_bundle: int = 8
 
     def __post_init__(self) -> None:
         if self.method in RENAMED_METHODS:
@@ -175,6 +192,14 @@ class Extrapolation:
             )
         if self.temporal_axis < 0:
             raise ValueError(f"temporal_axis must be >= 0 (0 for (t, y, x) grids), got {self.temporal_axis}")
+        if not is_int(self.spa_bundle_size) or self.spa_bundle_size < 0:
+            raise ValueError(
+                f"spa_bundle_size must be 0 (auto), 1 (off) or a bundle size >= 2, got {self.spa_bundle_size!r}"
+            )
+        if not is_int(self.spa_max_bundle) or self.spa_max_bundle < 1:
+            raise ValueError(f"spa_max_bundle must be a positive integer, got {self.spa_max_bundle!r}")
+        if self.spa_max_position is not None and (not is_int(self.spa_max_position) or self.spa_max_position < 1):
+            raise ValueError(f"spa_max_position must be a positive integer or None, got {self.spa_max_position!r}")
         if self.dype_lambda_s > MAX_DYPE_LAMBDA_S:
             raise ValueError(
                 f"dype_lambda_s must be at most {MAX_DYPE_LAMBDA_S:g} (kappa(t) = lambda_s * t^lambda_t "
@@ -325,6 +350,16 @@ class Extrapolation:
                         gamma_0=gamma_0,
                         gamma_1=gamma_1,
                     )
+        elif base == "spa":
+            bundled = spatial_axes(len(train), self.temporal_axis)
+            size = self.bundle_size(train, evaluation, bundled)
+            return RopePlan(
+                (None,) * len(train),
+                entropy_logit_scale(math.prod(train), math.prod(evaluation)) if self.entropy_scaling else 1.0,
+                tuple(factors),
+                size,
+                bundled,
+            )
         elif base != "none":
             for a, (s, length) in enumerate(zip(factors, lengths, strict=True)):
                 if s > 1:  # an axis within its trained length keeps the trained encoding exactly
@@ -336,6 +371,18 @@ class Extrapolation:
         if self.entropy_scaling:
             logit_scale *= entropy_logit_scale(math.prod(train), math.prod(evaluation))
         return RopePlan(tuple(scalings), logit_scale, tuple(factors))
+
+    def bundle_size(self, train: Sequence[int], evaluation: Sequence[int], bundled: Sequence[int]) -> int:
+        """spa's N for a grid: 1 at or inside the trained grid on every bundled axis (nothing to align),
+        else the smallest N that keeps each bundled axis's largest position index, (n_a - 1), within its
+        limit m_a (spa_max_position, or L_a_train - 1): max_a ceil((n_a - 1) / m_a); an explicit
+        spa_bundle_size >= 2 raised to it; at most spa_max_bundle."""
+        if self.spa_bundle_size == 1 or all(evaluation[a] <= train[a] for a in bundled):
+            return 1
+        limits = [self.spa_max_position or max(1, train[a] - 1) for a in bundled]
+        smallest = max(max(1, math.ceil((evaluation[a] - 1) / m)) for a, m in zip(bundled, limits, strict=True))
+        size = smallest if self.spa_bundle_size == 0 else max(self.spa_bundle_size, smallest)
+        return min(size, self.spa_max_bundle)
 
     def _axis_scaling(self, base: str, factor: float, trained_length: float) -> RopeScaling:
         if base == "pi":
@@ -351,6 +398,11 @@ class Extrapolation:
             beta_slow=self.beta_slow,
             attention_factor=1.0,
         )
+
+
+def spatial_axes(n_axes: int, temporal_axis: int = 0) -> tuple[int, ...]:
+    """The spatial axes of a grid: both of (y, x); all but `temporal_axis` of (t, y, x)."""
+    return tuple(a for a in range(n_axes) if n_axes < 3 or a != temporal_axis)
 
 
 def split_name(name: str) -> tuple[str, bool]:

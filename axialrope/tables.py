@@ -20,7 +20,7 @@ from numbers import Real
 import torch
 from torch import nn
 
-from .coords import grid_coords, per_axis_values
+from .coords import bundled_grid_coords, grid_coords, per_axis_values
 from .frequencies import check_rotary_dim, check_theta, rope_frequencies
 from .scaling import RopeScaling, ScalingLike, as_rope_scaling
 from .table_cache import CacheInfo, TableCache, tensor_key
@@ -229,6 +229,32 @@ class AxialRotaryEmbedding(nn.Module):
         _check_table_memory(math.prod(sizes), self.rotary_dim // 2, self.n_axes, device, f"for_grid{tuple(sizes)}")
         build = lambda: self._compute(grid_coords(*sizes, offset=offsets, scale=scales, device=device), None)  # noqa: E731
         return self._cached(("grid", sizes, offsets, scales, device), build, None)
+
+    def for_bundled_grid(
+        self,
+        *sizes: int,
+        bundled_axes: Sequence[int],
+        first: Sequence[int],
+        size: int,
+        offset: float | Sequence[float] | None = None,
+        scale: float | Sequence[float] | None = None,
+        device: torch.device | str | None = None,
+    ) -> Table:
+        """The table of `axialrope.coords.bundled_grid_coords` (one variant of SPA's position bundles):
+        (prod(sizes), rotary_dim // 2), cached by value as `for_grid`."""
+        if len(sizes) != self.n_axes:
+            raise ValueError(f"expected {self.n_axes} grid sizes (one per axis), got {len(sizes)}: {sizes}")
+        offsets = tuple(per_axis_values(offset, self.n_axes, "offset", 0.0))
+        scales = tuple(per_axis_values(scale, self.n_axes, "scale", 1.0))
+        device = torch.device(device or "cpu")
+        _check_table_memory(math.prod(sizes), self.rotary_dim // 2, self.n_axes, device, f"for_grid{tuple(sizes)}")
+        axes, first = tuple(bundled_axes), tuple(first)
+
+        def build():
+            coords = bundled_grid_coords(sizes, axes, first, size, offset=offsets, scale=scales)
+            return self._compute(coords.to(device), None)
+
+        return self._cached(("bundled", sizes, axes, first, size, offsets, scales, device), build, None)
 
     def extra_repr(self) -> str:
         return f"axes_dims={self.axes_dims}, thetas={self.thetas}, scalings={self.scalings}"

@@ -13,8 +13,8 @@ each bundled pipeline's `default_extrapolation`.
     python benchmarks/extrapolation.py --report-only # the report again, from the raw values
     python benchmarks/extrapolation.py --part textures:64x64   # one part alone
     python benchmarks/extrapolation.py --kinds photographs --skip-video   # one data kind's parts, then the report
-    python benchmarks/extrapolation.py --methods sega --skip-video --no-write-defaults   # one method added beside
-                                                                  # the others' raw values (same seeds and settings)
+    python benchmarks/extrapolation.py --methods spa  # one method's cells, merged into the raw values there
+    python benchmarks/extrapolation.py --methods sega --skip-video --no-write-defaults  # the same, images only
 
 The photographs models are not bundled: `STAGES=photos bash benchmarks/train_bundled.sh` trains them
 into outputs/bundled/photos-{rope,sincos} (a missing one is skipped, with a note; both missing fail).
@@ -58,6 +58,7 @@ VIDEO_METHOD_NAMES = (
     "kappa-pi",
     "kappa-ntk",
     "kappa-yarn",
+    "spa",
 )
 ROPE_METHODS = image_methods(rope=True)
 SINCOS_METHODS = image_methods(rope=False)  # a sin-cos model has no frequencies to rescale
@@ -101,16 +102,26 @@ def load_pipeline(name_or_folder: str) -> AxialDiTPipeline:
 
 
 class RawWriter:
-    """Appends rows of RAW_HEADER to one part's CSV (written whole at the end, atomically)."""
+    """Appends rows of RAW_HEADER to one part's CSV (written whole at the end, atomically).
 
-    def __init__(self, path: Path):
-        self.path, self.rows = path, []
+    merge: the labels of the methods measured (`--methods`): the CSV's other rows are kept, these methods'
+    replaced, and no floor rows are added (the kept ones stand).
+    """
+
+    def __init__(self, path: Path, merge: list[str] | None = None):
+        self.path, self.rows, self.merge = path, [], merge
 
     def add(self, data: str, model: str, method: str, size, seed: int, metric: str, value: float) -> None:
+        if self.merge is not None and method == "floor":
+            return
         self.rows.append([data, model, method, size_label(size), seed, metric, f"{value:.6g}"])
 
     def close(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.merge is not None and self.path.exists():
+            with open(self.path, newline="") as f:
+                kept = [row for row in list(csv.reader(f))[1:] if row[2] not in self.merge]
+            self.rows = kept + self.rows
         partial = self.path.with_suffix(".partial")
         with open(partial, "w", newline="") as f:
             csv.writer(f).writerows([RAW_HEADER, *self.rows])
@@ -135,34 +146,25 @@ def procedural_references(kind: str, size: tuple[int, int], seed: int, num: int)
 
 
 def image_part(kind: str, size: tuple[int, int], args) -> None:
-    """Every model and method of one data kind at one size, every seed; recognition for shapes at 2x/3x.
-    With `--methods`: only those methods of the RoPE model, into a raw file of their own beside the part's
-    (no floor rows, which the part's own file holds), so the report puts them beside the others."""
+    """Every model and method of one data kind at one size, every seed; recognition for shapes at 2x/3x."""
     height, width = size
+    raw = RawWriter(args.out / "raw" / f"{kind}_{size_label(size)}.csv", measured_only(args))
     trained = (height, width) == (TRAINED_SIDE, TRAINED_SIDE)
-    chosen = getattr(args, "methods", None)  # a Namespace built elsewhere may lack it
-    only = [Method.from_label(label) for label in chosen] if chosen else None
-    if only is not None and trained:
-        return  # at the trained size every method is the trained encoding: the part's own file has it
-    suffix = "" if only is None else "_" + "_".join(m.label.replace("+", "-") for m in only)
-    raw = RawWriter(args.out / "raw" / f"{kind}_{size_label(size)}{suffix}.csv")
     classifier = None
-    if kind == "shapes" and size in RECOGNITION_SIZES and only is None:  # --methods: SWD only
+    if kind == "shapes" and size in RECOGNITION_SIZES:
         classifier = shape_classifier(args)
     pipes = model_pipelines(kind, args)
-    if only is not None:
-        pipes = {model: pipe for model, pipe in pipes.items() if model == "rope"}
     grid_rows = {}
     for seed in range(args.seeds):
         references = procedural_references(kind, size, seed, args.num)
-        if only is None:
-            add_swd(raw, kind, "real", "floor", size, seed, floor_distance(references))
+        add_swd(raw, kind, "real", "floor", size, seed, floor_distance(references))
         if seed == 0:
             grid_rows["real"] = references.real
         for model, pipe in pipes.items():
             # at the trained size every method is the trained encoding (tested): one row stands for all
             methods = [Method("none")] if trained else (ROPE_METHODS if model == "rope" else SINCOS_METHODS)
-            methods = methods if only is None else only
+            if measured_only(args) is not None:
+                methods = [m for m in methods if m.label in measured_only(args) and not trained]
             for method in methods:
                 start = time.perf_counter()
                 cell = measure_cell(pipe, method, references, args.steps, args.guidance, seed)
@@ -186,12 +188,24 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
                     flush=True,
                 )
     raw.close()
+    if measured_only(args) is not None and len(grid_rows) == 1:
+        return  # nothing of these methods at this size (the trained one)
     save_labelled_grid(
-        args.out / f"samples_{kind}_{size_label(size)}{suffix}.png",
+        args.out / f"samples_{kind}_{size_label(size)}{picture_suffix(args)}.png",
         f"{kind} at {height}x{width} from {TRAINED_SIDE}x{TRAINED_SIDE} models (seed 0)",
         grid_rows,
         per_row=min(8, args.num),
     )
+
+
+def measured_only(args) -> list[str] | None:
+    """The method labels of `--methods`, or None for a whole run (a Namespace built elsewhere may lack it)."""
+    return getattr(args, "methods", None)
+
+
+def picture_suffix(args) -> str:
+    """ "" for a whole run; "_<methods>" where --methods measured some only (the whole run's pictures stay)."""
+    return "" if measured_only(args) is None else "_" + "_".join(m.replace("+", "-") for m in measured_only(args))
 
 
 def model_pipelines(kind: str, args) -> dict[str, AxialDiTPipeline]:
@@ -217,7 +231,7 @@ def video_part(size: tuple[int, int, int], args) -> None:
     frames, height, width = size
     pipe = load_pipeline(args.video_model or VIDEO_MODEL)
     trained_size = pipe.trained_size  # (frames, height, width)
-    raw = RawWriter(args.out / "raw" / f"video_{size_label(size)}.csv")
+    raw = RawWriter(args.out / "raw" / f"video_{size_label(size)}.csv", measured_only(args))
     lag = trained_size[0] - 1  # silhouettes compared across the trained clip length
     min_lag, max_shift = max(1, trained_size[0] // 2), fastest_shift(lag, height, width)
     count = args.clips
@@ -236,6 +250,8 @@ def video_part(size: tuple[int, int, int], args) -> None:
         if seed == 0:
             grid_rows["real"] = real[:, :, -1]
         for method in VIDEO_METHODS:
+            if measured_only(args) is not None and method.label not in measured_only(args):
+                continue
             if method.name == "riflex" and frames == trained_size[0]:
                 continue  # RIFLEx changes only the temporal axis: "none" here
             if method != Method("none") and tuple(size) == tuple(trained_size):
@@ -265,8 +281,10 @@ def video_part(size: tuple[int, int, int], args) -> None:
                 flush=True,
             )
     raw.close()
+    if measured_only(args) is not None and len(grid_rows) == 1:
+        return
     save_labelled_grid(
-        args.out / f"video_last_frames_{size_label(size)}.png",
+        args.out / f"video_last_frames_{size_label(size)}{picture_suffix(args)}.png",
         f"last frame of {size_label(size)} videos from an 8x32x32 model (seed 0)",
         grid_rows,
         per_row=count,
@@ -278,8 +296,11 @@ def shape_classifier(args):
     (None with --quick and no cache: recognition is then left out)."""
     from shape_recognition import CLASSIFIER_SETTINGS, DEFAULT_CACHE, load_or_train_classifier
 
-    if args.quick and not DEFAULT_CACHE.exists():
-        print(f"--quick: no {DEFAULT_CACHE}, so no shape recognition (CLASSIFIER_SETTINGS {CLASSIFIER_SETTINGS})")
+    if (args.quick or measured_only(args)) and not DEFAULT_CACHE.exists():
+        print(
+            f"--quick/--methods: no {DEFAULT_CACHE}, so no shape recognition "
+            f"(CLASSIFIER_SETTINGS {CLASSIFIER_SETTINGS})"
+        )
         return None
     return load_or_train_classifier(DEFAULT_CACHE)
 
@@ -309,11 +330,8 @@ def all_parts(args) -> list[str]:
     images = [f"{kind}:{size_label(size)}" for kind in args.kinds for size in args.sizes]
     videos = [f"video:{size_label(size)}" for size in args.video_sizes]
     cost = lambda part: math.prod(parse_size(part.partition(":")[2])) * (3 if part.startswith("video") else 1)  # noqa: E731
-    alone = getattr(args, "methods", None)  # some methods measured alone: no trained size, no classifier
-    if alone:
-        images = [part for part in images if parse_size(part.partition(":")[2]) != (TRAINED_SIDE, TRAINED_SIDE)]
     parts = sorted(videos + images, key=cost, reverse=True)
-    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes) and not alone:
+    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes) and not measured_only(args):
         parts.insert(0, "classifier")
     return parts
 
@@ -370,7 +388,7 @@ def main() -> None:
         "--methods",
         nargs="+",
         default=None,
-        help="only these RoPE-model image methods (e.g. sega), into raw files of their own beside the others'",
+        help="measure only these method labels (e.g. spa spa+entropy), merged into the raw CSVs under --out",
     )
     parser.add_argument("--skip-images", action="store_true", help="video only")
     parser.add_argument("--skip-video", action="store_true", help="images only")

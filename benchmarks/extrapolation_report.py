@@ -237,11 +237,13 @@ def plot(results: Results, out: Path) -> None:
         for axis, entropy in zip(axes, (False, True), strict=True):
             rows = [(m, method) for m, method in results.rows(data) if m != "real" and split_name(method)[1] == entropy]
             for model, method in rows:
-                cells = [results.get(data, model, method, size) for size in sizes]
+                measured = [(x, results.get(data, model, method, size)) for x, size in zip(scales, sizes, strict=True)]
+                measured = [(x, c) for x, c in measured if c is not None]  # a method measured at some sizes only
+                cells = [c for _, c in measured]
                 base = split_name(method)[0]  # one colour per method in both panels
                 colour = "black" if model == "sincos" else colours[bases.index(base) % len(colours)]
                 axis.errorbar(
-                    scales,
+                    [x for x, _ in measured],
                     [c.value for c in cells],
                     yerr=[[c.value - c.low for c in cells], [c.high - c.value for c in cells]],
                     fmt="--o" if model == "sincos" else "-o",

@@ -412,3 +412,79 @@ def run_triton_interpreted():
         assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
 
     return run
+
+
+# -- SPA (HRDiT's spatial position alignment) as ComfyUI-DyPE's port has it -------------------------------------
+# Read for the rules only from wildminder/ComfyUI-DyPE src/spa.py (the bundle map, the variants, the bundle size)
+# and src/spa_attn.py (the attention outputs averaged); written out here in numpy, float64.
+
+
+def spa_port_bundle(index, first, size):
+    """The port's bundle map: 0 below the first bundle's end, then ceil((i + 1 - first) / size)."""
+    index = np.asarray(index, dtype=np.int64)
+    return np.where(index < first, 0, -((first - 1 - index) // size))  # -(-a // b) is ceil(a / b)
+
+
+def spa_port_size(max_index, requested=0, trained_extent=64, largest_index=79, most_passes=15):
+    """The port's one bundle size for both axes: none while the largest index is within the trained extent,
+    else the least that keeps indices within `largest_index`, an explicit request raised to it, passes capped."""
+    if requested == 1 or max_index <= trained_extent:
+        return 1
+    least = max(1, math.ceil(max_index / largest_index))
+    size = least if requested <= 0 else max(requested, least)
+    return min(size, (most_passes + 1) // 2)
+
+
+def spa_port_variants(ids, requested=0, trained_extent=64, largest_index=79):
+    """The port's variants of Flux-style ids (seq, 3) [index, row, column]: rows and columns bundled, the
+    row boundary slid first, then the column's; a list of (seq, 3) float64 arrays."""
+    ids = np.asarray(ids, dtype=np.float64)
+    rows, cols = ids[:, 1].astype(np.int64), ids[:, 2].astype(np.int64)
+    size = spa_port_size(int(max(rows.max(), cols.max())), requested, trained_extent, largest_index)
+    if size == 1:
+        return [ids.copy()]
+    firsts = [(size, size)] + [(n, size) for n in range(1, size)] + [(size, m) for m in range(1, size)]
+    out = []
+    for first_row, first_col in firsts:
+        variant = ids.copy()
+        variant[:, 1] = spa_port_bundle(rows, first_row, size)
+        variant[:, 2] = spa_port_bundle(cols, first_col, size)
+        out.append(variant)
+    return out
+
+
+def spa_averaged_attention(q, k, v, angles, scale=None, layout="interleaved"):
+    """Attention outputs averaged over variants, float64: q, k, v (..., seq, d); angles one (seq, d // 2)
+    array per variant rotating pair j of q and k, channels (2j, 2j + 1) ("interleaved") or (j, j + d / 2)
+    ("half"); softmax(q k^T * scale) v per variant, then the mean over variants."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+
+    def rotate(x, theta):
+        if layout == "half":
+            a, b = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+        else:
+            a, b = x[..., 0::2], x[..., 1::2]
+        c, s = np.cos(theta), np.sin(theta)
+        first, second = a * c - b * s, a * s + b * c
+        if layout == "half":
+            return np.concatenate([first, second], axis=-1)
+        return np.stack([first, second], axis=-1).reshape(x.shape)
+
+    outs = []
+    for theta in angles:
+        logits = rotate(q, theta) @ np.swapaxes(rotate(k, theta), -1, -2) * scale
+        weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        outs.append(weights / weights.sum(axis=-1, keepdims=True) @ v)
+    return np.mean(outs, axis=0)
+
+
+@pytest.fixture
+def spa_port():
+    """ComfyUI-DyPE's SPA rules: bundle, size, variants; and the averaged attention in float64."""
+    return types.SimpleNamespace(
+        bundle=spa_port_bundle,
+        size=spa_port_size,
+        variants=spa_port_variants,
+        averaged_attention=spa_averaged_attention,
+    )

@@ -2,7 +2,8 @@
 
 Tokens are (b, seq, dim); heads are (b, heads, seq, head_dim). A RoPE table is the
 core's half-width (cos, sin), each (seq, rotary_dim // 2), built once per forward by
-the model and handed to every block.
+the model and handed to every block. A list of tables is SPA's position variants: the
+attention runs once per table and its outputs are averaged before the output projection.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Attention(nn.Module):
 
     forward(x, rope=None, attention_scale=1.0): x (b, seq, dim) -> (b, seq, dim).
     attention_scale multiplies the logits (1 / sqrt(head_dim) is applied as usual).
+    rope a list of tables (SPA): the attention outputs of each, averaged.
     With both q/k RMSNorm and RoPE, the two run as one pass (`rms_norm_rotary_qk`); the norms
     stay modules, so their weights keep their names in checkpoints.
     """
@@ -54,10 +56,34 @@ class Attention(nn.Module):
             q, k = apply_rotary_qk(q, k, cos, sin)
         return q, k, v
 
-    def forward(self, x: torch.Tensor, rope: Table | None = None, attention_scale: float = 1.0) -> torch.Tensor:
-        q, k, v = self.project(x, rope)
-        y = F.scaled_dot_product_attention(q, k, v, scale=attention_scale / math.sqrt(self.head_dim))
+    def forward(
+        self, x: torch.Tensor, rope: Table | list[Table] | None = None, attention_scale: float = 1.0
+    ) -> torch.Tensor:
+        scale = attention_scale / math.sqrt(self.head_dim)
+        if isinstance(rope, list):
+            y = averaged_attention(self.project, x, rope, scale)
+        else:
+            q, k, v = self.project(x, rope)
+            y = F.scaled_dot_product_attention(q, k, v, scale=scale)
         return self.proj(rearrange(y, "b h n d -> b n (h d)"))
+
+
+def averaged_attention(project, x: torch.Tensor, tables: list[Table], scale: float) -> torch.Tensor:
+    """SPA: mean over `tables` of softmax(q k^T * scale) v with q, k rotated by each table, (b, heads, seq, head_dim).
+
+    `project(x, None)` gives q, k, v (b, heads, seq, head_dim), q and k normalised, not rotated: projected once,
+    rotated per table. The averaging is of attention outputs, not of rotations (a mean of rotations is no
+    rotation, and the softmax does not commute with it). The sum runs in float32 at least.
+    """
+    if not tables:
+        raise ValueError("averaged_attention needs at least one table")
+    q, k, v = project(x, None)
+    total = None
+    for cos, sin in tables:
+        y = F.scaled_dot_product_attention(*apply_rotary_qk(q, k, cos, sin), v, scale=scale)
+        y = y.to(torch.promote_types(y.dtype, torch.float32))
+        total = y if total is None else total + y
+    return (total / len(tables)).to(v.dtype)
 
 
 class DiTBlock(nn.Module):
@@ -78,7 +104,7 @@ class DiTBlock(nn.Module):
         self.adaLN_modulation = nn.Sequential(nn.SiLU(), nn.Linear(dim, 6 * dim))
 
     def forward(
-        self, x: torch.Tensor, c: torch.Tensor, rope: Table | None = None, attention_scale: float = 1.0
+        self, x: torch.Tensor, c: torch.Tensor, rope: Table | list[Table] | None = None, attention_scale: float = 1.0
     ) -> torch.Tensor:
         shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = self.adaLN_modulation(c).chunk(6, dim=1)
         x = x + gate_msa.unsqueeze(1) * self.attn(modulate(self.norm1(x), shift_msa, scale_msa), rope, attention_scale)

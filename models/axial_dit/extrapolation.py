@@ -72,14 +72,20 @@ class DiTExtrapolation(CallPlan):
         config = self._configs.get(key)
         if config is None:
             plan = self.extrapolation.plan(self.reader.base_grid, grid, time, spectrum=spectrum)
-            if all(s is None for s in plan.scalings) and plan.logit_scale == 1.0:
+            if all(s is None for s in plan.scalings) and plan.logit_scale == 1.0 and plan.bundle_size == 1:
                 config = own
             else:
                 attention_scale = own.attention_scale * plan.logit_scale
                 if self.reader.rope is None:
                     config = dataclasses.replace(own, attention_scale=attention_scale)
                 else:
-                    config = dataclasses.replace(own, scaling=plan.scalings, attention_scale=attention_scale)
+                    config = dataclasses.replace(
+                        own,
+                        scaling=plan.scalings,
+                        attention_scale=attention_scale,
+                        bundle_size=plan.bundle_size,
+                        bundled_axes=plan.bundled_axes if plan.bundle_size > 1 else (),
+                    )
             if len(self._configs) >= 64:  # timestep-dependent methods plan every step: keep it bounded
                 self._configs = {}
             self._configs[key] = config

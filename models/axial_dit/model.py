@@ -228,7 +228,11 @@ class DiT(ModelMixin, ConfigMixin):
             text = self.text_embedder(self._check_text(encoder_hidden_states, batch))  # (b, n_text, dim)
             num_text = text.shape[1]
             x, packed = pack([text, x], "b * d")  # text first: (b, n_text + seq, dim)
-        rope = None if self.rope is None else self.rope.table(grid, num_text, device, config)
+        rope = None
+        if self.rope is not None and config.bundle_size > 1:  # SPA: each block averages over the variants
+            rope = self.rope.variant_tables(grid, num_text, device, config)
+        elif self.rope is not None:
+            rope = self.rope.table(grid, num_text, device, config)
         attention_scale = config.attention_scale
 
         for block in self.blocks:

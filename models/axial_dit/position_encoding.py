@@ -23,7 +23,7 @@ from diffusers.models.embeddings import get_1d_sincos_pos_embed_from_grid
 from torch import nn
 
 from axialrope import AxialRotaryEmbedding, grid_coords
-from axialrope.coords import per_axis_values
+from axialrope.coords import bundle_slides, per_axis_values
 from axialrope.scaling import RopeScaling, as_rope_scaling
 from axialrope.validation import is_int, is_real
 
@@ -55,6 +55,9 @@ class RopeConfig:
         offset: coordinate of the first grid cell, a finite number or one per axis (default 0).
         scale: spacing of grid cells, a finite non-zero number or one per axis (default 1; 0.5
             packs a grid twice the trained size onto the trained positions).
+        bundle_size, bundled_axes: SPA's position bundles: with bundle_size N > 1 the grid's positions on
+            `bundled_axes` are bundled N to a bundle, one table per slide of the bundles
+            (`GridRope.variant_tables`), and attention averages its outputs over them; 1: as they are.
 
     Hashable, so it can be part of a cache key; per-axis counts are checked by the model.
     """
@@ -64,6 +67,8 @@ class RopeConfig:
     attention_scale: float = 1.0
     offset: float | tuple[float, ...] | None = None
     scale: float | tuple[float, ...] | None = None
+    bundle_size: int = 1
+    bundled_axes: tuple[int, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "theta", _number_or_tuple(self.theta, "theta"))
@@ -91,6 +96,20 @@ class RopeConfig:
             raise ValueError(
                 f"scale must be non-zero (the spacing of grid cells: 0 puts every cell on one position), "
                 f"got {self.scale!r}"
+            )
+        if not is_int(self.bundle_size) or self.bundle_size < 1:
+            raise ValueError(f"bundle_size must be a positive integer (1: no bundles), got {self.bundle_size!r}")
+        axes = self.bundled_axes
+        if (
+            isinstance(axes, (str, bytes))
+            or not isinstance(axes, Sequence)
+            or any(not is_int(a) or a < 0 for a in axes)
+        ):
+            raise ValueError(f"bundled_axes must be a sequence of axis indices, got {axes!r}")
+        object.__setattr__(self, "bundled_axes", tuple(int(a) for a in axes))
+        if self.bundle_size > 1 and not self.bundled_axes:
+            raise ValueError(
+                f"bundle_size {self.bundle_size} needs bundled_axes (the axes whose positions are bundled)"
             )
 
 
@@ -165,6 +184,39 @@ class GridRope(nn.Module):
         ones = (1,) * (self.n_axes - 1)
         text_cos, text_sin = embedding.for_grid(num_text_tokens, *ones, offset=text_offset, device=device)
         return torch.cat((text_cos, cos)), torch.cat((text_sin, sin))
+
+    def variant_tables(
+        self,
+        grid: Sequence[int],
+        num_text_tokens: int = 0,
+        device: torch.device | str | None = None,
+        config: RopeConfig | None = None,
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """SPA's tables: one (cos, sin) as `table` gives per slide of `config`'s position bundles
+        (`axialrope.coords.bundle_slides`), the text tokens' rows as `table` has them (text keeps its own
+        positions); [table(...)] where config.bundle_size is 1."""
+        config = self.config if config is None else config
+        base = self.table(grid, num_text_tokens, device, config)
+        if config.bundle_size == 1:
+            return [base]
+        if any(a >= self.n_axes for a in config.bundled_axes):
+            raise ValueError(f"bundled_axes {config.bundled_axes} are not all axes of this {self.n_axes}-axis rope")
+        embedding = self._embedding_for(config)
+        tables = []
+        for first in bundle_slides(len(config.bundled_axes), config.bundle_size):
+            cos, sin = embedding.for_bundled_grid(
+                *grid,
+                bundled_axes=config.bundled_axes,
+                first=first,
+                size=config.bundle_size,
+                offset=config.offset,
+                scale=config.scale,
+                device=device,
+            )
+            if num_text_tokens:
+                cos, sin = torch.cat((base[0][:num_text_tokens], cos)), torch.cat((base[1][:num_text_tokens], sin))
+            tables.append((cos, sin))
+        return tables
 
     def _embedding_for(self, config: RopeConfig) -> AxialRotaryEmbedding:
         """The frequencies of `config`: the module's own where theta and scaling are its config's, else a

@@ -41,6 +41,7 @@ from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
 from .ropes.references import ReferenceKeys, key_bands
 from .sega_latent import latent_argument
+from .spa_attention import install_averaging
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
@@ -70,10 +71,12 @@ class ModelPatch:
         original: nn.Module | None,
         calls: AttachedPlan,
         key_hooks: Sequence = (),
+        undo_attention=None,
     ):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
         self.trained_grid, self.rope, self.original, self.calls = trained_grid, rope, original, calls
         self.key_hooks = tuple(key_hooks)
+        self.undo_attention = undo_attention  # spa's processor wrappers (`spa_attention.py`), or None
 
     @property
     def time(self) -> StepTime:
@@ -113,6 +116,8 @@ class ModelPatch:
         for hook in self.key_hooks:
             hook.remove()
         self.calls.remove()
+        if self.undo_attention is not None:
+            self.undo_attention()
         if self.family.rope_attr is not None:
             _set_rope(self.transformer, self.family.rope_attr, self.original)
         del vars(self.transformer)[HANDLE_ATTRIBUTE]
@@ -502,9 +507,15 @@ def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: Ext
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
         _set_rope(model, family.rope_attr, rope)
-    calls = attach(model, RopeCallPlan(rope, family))
+    undo_attention = install_averaging(model, rope) if rope.may_use("spa") else None
+    try:
+        calls = attach(model, RopeCallPlan(rope, family))
+    except BaseException:
+        if undo_attention is not None:
+            undo_attention()
+        raise
     extrapolation = None if setup.choose is not None else setup.extrapolation  # "auto": chosen per call
-    patch = ModelPatch(model, family, extrapolation, grid, rope, original, calls, key_hooks)
+    patch = ModelPatch(model, family, extrapolation, grid, rope, original, calls, key_hooks, undo_attention)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
 

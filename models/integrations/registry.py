@@ -147,6 +147,13 @@ def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str |
         return f"{method} has no meaning for {family.title}: {family.methods_reason}"
     if method == "sega" and sega_refusal(family):
         return f"sega has no meaning for {family.title}: {sega_refusal(family)}"
+    if method == "spa" and (family.attention == "linear" or family.kind.spa_unreached(family)):
+        why = (
+            "its attention is linear (no softmax)"
+            if family.attention == "linear"
+            else family.kind.spa_unreached(family)
+        )
+        return f"spa averages softmax attention over position variants; for {family.title}, {why}"
     if method == "riflex" and family.temporal_axis is None:
         return f"riflex extrapolates video length; {family.title} {family.no_time_axis}"
     if family.gain_refused and (method in GAIN_METHODS or entropy_scaling):

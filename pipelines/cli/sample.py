@@ -131,7 +131,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "model_index.json default_extrapolation, or axialrope's fallback; plain none at or below "
         "the trained size; none for diffusers pipelines, the family's own behaviour; with --calibration, "
         "that calibration's band for the requested size and aspect), or one of "
-        "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
+        "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk, kappa-yarn, sega or spa; "
         "NAME+entropy adds entropy scaling",
     )
     parser.add_argument(

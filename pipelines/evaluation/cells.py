@@ -32,6 +32,7 @@ IMAGE_METHOD_NAMES = (
     "kappa-ntk",
     "kappa-yarn",
     "sega",
+    "spa",
 )
 
 

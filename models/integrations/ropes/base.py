@@ -81,6 +81,11 @@ class RopeKind:
     def make_rope(self, original: nn.Module | None, setup: RopeSetup) -> ExtrapolatedRope:
         raise NotImplementedError
 
+    def spa_unreached(self, family: Family) -> str:
+        """Why spa (its attention run once per position variant, `spa_attention.py`) cannot reach this kind's
+        families, a clause; "" where the kind builds the variants' tables."""
+        return "its rope kind builds no position variants for the attention wrapper that averages them"
+
     def temporal_frequencies(self, setup: RopeSetup) -> tuple[torch.Tensor, float]:
         """(inverse frequencies per position unit of the time axis, position units per latent frame)."""
         axis = setup.family.planned_axes[setup.family.temporal_axis]
@@ -192,7 +197,7 @@ class ExtrapolatedRope(nn.Module):
                 plan = RopePlan((None,) * len(grid), plan.logit_scale, (1.0,) * len(grid))
             axes = self.planned_axes()
             unchanged = (scaling_is_identity(*axis, s) for s, axis in zip(plan.scalings, axes, strict=True))
-            if plan.logit_scale == 1.0 and all(unchanged):
+            if plan.logit_scale == 1.0 and all(unchanged) and plan.bundle_size == 1:
                 plan = None  # e.g. riflex not yet past N_k, or dype-ntk at t = 0
             if len(self._plans) >= 64:  # timestep-dependent methods plan every step: keep it bounded
                 self._plans = {}
@@ -200,11 +205,19 @@ class ExtrapolatedRope(nn.Module):
         return plan
 
     @property
-    def reads_latent(self) -> bool:
-        """Whether a method this rope may use reads the call's latent (sega; under "auto", any band's)."""
+    def methods(self) -> tuple[Extrapolation, ...]:
+        """The methods this rope may use: its own, or under "auto" every band's."""
         choose = self.setup.choose
-        methods = [self.extrapolation] if choose is None else [method for method, _ in choose.resolved]
-        return any(method.is_latent_dependent for method in methods)
+        return (self.extrapolation,) if choose is None else tuple(method for method, _ in choose.resolved)
+
+    @property
+    def reads_latent(self) -> bool:
+        """Whether a method this rope may use reads the call's latent (sega)."""
+        return any(method.is_latent_dependent for method in self.methods)
+
+    def may_use(self, method: str) -> bool:
+        """Whether `method` (a name) is one this rope may use."""
+        return any(extrapolation.method == method for extrapolation in self.methods)
 
     def call_spectrum(self, grid: tuple[int, ...], extrapolation: Extrapolation):
         """sega's reading of this call's whole latent (`CallState.latent`, taken before any context-parallel split)

@@ -30,7 +30,10 @@ from typing import ClassVar
 
 import torch
 
+from axialrope.coords import bundle_positions, bundle_slides
+
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..spa_attention import register_variants
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key, tensor_key
 from .references import Extent, cover_map, reference_rule, refuse_untwist
 
@@ -342,6 +345,14 @@ class IdsKind(RopeKind):
             refuse_untwist(setup.options, setup.family.title, f"its references' ids arrive {where}")
         return IdsRope(original, setup)
 
+    def spa_unreached(self, family: Family) -> str:
+        if self.separate_calls:
+            return (
+                "its transformer calls the rope once per ids argument and joins the tables before the attention, "
+                "so no attention call receives the tables the rope built"
+            )
+        return ""
+
 
 def _two_dimensional(ids):
     """The 3D form (1, seq, n_axes) (deprecated for Flux, Flux.2's own): the transformer takes [0]."""
@@ -363,10 +374,13 @@ class Layout:
 
     grid: per planned axis, the tokens the plan is for; maps: per reference image (its value on the
     index axis), per planned axis, the (scale, offset) that places it ("cover"; empty for "keep").
+    output: per planned axis, the generated image's extent (spa bundles its positions from the first; the
+    plan follows its tokens).
     """
 
     grid: tuple[int, ...]
     maps: tuple[tuple[float, tuple[tuple[float, float], ...]], ...] = ()
+    output: tuple[Extent, ...] = ()
 
 
 class IdsRope(ExtrapolatedRope):
@@ -438,9 +452,14 @@ class IdsRope(ExtrapolatedRope):
         index = rows[:, kind.index_axis]
         output = rows[index == kind.output_index]
         values = [float(v) for v in torch.unique(index).tolist() if v != kind.output_index]
+        extents = self._extents(output, columns) if len(output) else ()
+        output_grid = tuple(e.tokens for e in extents)
+        # under "auto" the method is the band of the generated image's grid
+        method = self.method_for(output_grid)[0].method if extents else self.extrapolation.method
+        if method == "spa":  # references keep the pipeline's positions (see `spa_tables`)
+            return Layout(output_grid, output=extents)
         if self.reference_rule == "keep" or not values or not len(output):
             return Layout(tuple(e.tokens for e in self._extents(rows, columns)))
-        extents = self._extents(output, columns)
         maps = tuple(
             (
                 value,
@@ -488,11 +507,40 @@ class IdsRope(ExtrapolatedRope):
             return (storage_key(text), storage_key(image)), (text, image)
         return None
 
+    def spa_tables(self, ids: torch.Tensor, layout: Layout, plan) -> tuple:
+        """spa's tables of `ids`, one per variant of `bundle_slides`: the generated image's rows (its value on the
+        index axis, at or past its first token) on positions bundled from its first token; text and reference
+        rows keep theirs (the bundled image lies within the trained extent, where the references sit)."""
+        kind, columns = self.setup.family.kind, self.setup.family.planned_axes
+        rows = ids.detach().to("cpu", torch.float64)
+        image = rows[:, kind.index_axis] == kind.output_index
+        for column, extent in zip(columns, layout.output, strict=True):
+            image &= rows[:, column] >= extent.first
+        tables = []
+        for first in bundle_slides(len(plan.bundled_axes), plan.bundle_size):
+            placed = rows.clone()
+            for axis, size in zip(plan.bundled_axes, first, strict=True):
+                column, extent = columns[axis], layout.output[axis]
+                placed[image, column] = bundle_positions(
+                    rows[image, column], extent.first, extent.spacing, size, plan.bundle_size
+                )
+            cos, sin = ids_table(self.setup.dims, self.setup.thetas, self.axis_scalings(plan), plan.logit_scale, placed)
+            tables.append((cos.to(ids.device), sin.to(ids.device)))
+        return tuple(tables)
+
     def forward(self, ids: torch.Tensor):
         layout = self.layout(ids)
         plan = self.plan(layout.grid)
         if plan is None:
             return self.original(ids)
+        if plan.bundle_size > 1:  # spa: every variant's table, the first handed on (`spa_attention.py`)
+            found = self.table_key(ids)
+            if found is None:
+                return register_variants(self, self.spa_tables(ids, layout, plan))
+            key, anchors = found
+            build = lambda: self.spa_tables(ids, layout, plan)  # noqa: E731
+            spa_key = ("spa", *key, ids.device, plan_key(plan), plan.bundle_size, plan.bundled_axes)
+            return register_variants(self, self.cached(spa_key, build, anchors))
         scalings = self.axis_scalings(plan)
 
         def table(where):

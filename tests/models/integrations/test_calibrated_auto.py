@@ -96,6 +96,23 @@ def test_a_sega_band_reads_each_calls_latent_as_sega_applied_alone(tiny):
             assert torch.equal(outputs(model, tiny, "flux", grid, FLUX_T), alone)
 
 
+def test_a_spa_band_averages_its_attention_variants_as_spa_applied_alone(tiny):
+    """spa runs in the attention processors: under auto they are wrapped when a band may need them, and a call
+    whose band is another method passes through them untouched."""
+    model = tiny.make_flux()
+    bands = [
+        {"up_to_scale": 2.0, "method": "pi", "entropy_scaling": False},
+        {"up_to_scale": None, "method": "spa", "entropy_scaling": False},
+    ]
+    processors = {name: module.processor for name, module in model.named_modules() if hasattr(module, "processor")}
+    for grid, method in (((12, 12), "spa"), ((6, 6), "pi")):
+        with apply_extrapolation(model, method, trained_grid=(4, 4)):
+            alone = outputs(model, tiny, "flux", grid, FLUX_T)
+        with apply_extrapolation(model, "auto", calibration=calibration((4, 4), bands)):
+            assert torch.equal(outputs(model, tiny, "flux", grid, FLUX_T), alone)
+    assert all(module.processor is processors[name] for name, module in model.named_modules() if name in processors)
+
+
 def test_at_and_inside_the_trained_grid_auto_is_the_untouched_model_and_remove_restores_it(tiny):
     model = tiny.make_flux()
     untouched = {grid: outputs(model, tiny, "flux", grid, FLUX_T) for grid in ((4, 4), (3, 4), (6, 6))}

@@ -18,7 +18,7 @@ from axialrope.models import apply_extrapolation
 
 METHODS = ["none", "pi", "yarn", "dype-yarn", "ntk+entropy", "sega"]  # sega: the spectrum of the whole latent
 CP_CASES = {  # family: (token grid beyond its tiny trained grid, timestep, methods)
-    "flux": ((8, 8), 0.7, METHODS),
+    "flux": ((8, 8), 0.7, [*METHODS, "spa"]),  # spa: every variant's attention gathers the whole sequence
     "wan": ((8, 8, 8), 700.0, [*METHODS, "riflex"]),
     "flux2": ((8, 8), 0.7, METHODS),  # the rope called once per ids argument, each (1, seq, 4) split on seq
     "chronoedit": ((2, 8, 8), 700.0, METHODS),  # a two-frame edit (times 0 and 3) at twice its trained size

@@ -142,7 +142,8 @@ def test_at_the_trained_size_every_method_gives_the_plain_output(image_pipe, vid
 
 def test_beyond_the_trained_size_methods_change_the_samples(image_pipe):
     kwargs = dict(class_labels=[0], height=32, width=32)
-    outputs = {m: _run(image_pipe, extrapolation=m, **kwargs) for m in ("none", "pi", "ntk", "yarn", "dype-ntk")}
+    methods = ("none", "pi", "ntk", "yarn", "dype-ntk", "spa")
+    outputs = {m: _run(image_pipe, extrapolation=m, **kwargs) for m in methods}
     outputs["none+entropy"] = _run(image_pipe, extrapolation="none", entropy_scaling=True, **kwargs)
     names = list(outputs)
     for i, a in enumerate(names):
