@@ -17,6 +17,8 @@ real images".
     python benchmarks/self_reference_agreement.py --video          # every part, two at a time, then the report
     python benchmarks/self_reference_agreement.py --report-only    # the report again, from the raw values
     python benchmarks/self_reference_agreement.py --part shapes:64x64 --seeds 3   # one part alone
+    python benchmarks/self_reference_agreement.py --first-seed 2 --out benchmarks/results/self_reference/seeds2-3
+                                                                   # more seeds: the report above reads them too
 
 Seeds 0, 1, ... draw the same real images as benchmarks/extrapolation.py's seeds.
 """
@@ -162,9 +164,10 @@ def run_all(parts: list[str], args) -> None:
 
 
 def read_values(folder: Path) -> dict[tuple[str, str], dict[str, dict[str, list[float]]]]:
-    """(data, size) -> metric -> method -> values in seed order."""
+    """(data, size) -> metric -> method -> values in seed order, from <folder>/raw and the raw values of every run
+    with its --out inside <folder> (more seeds of the same parts: --first-seed 2 --out <folder>/seeds2-3)."""
     cells: dict = {}
-    for path in sorted((folder / "raw").glob("*.csv")):
+    for path in sorted(folder.glob("**/raw/*.csv")):
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
                 seeds = cells.setdefault((row["data"], row["size"]), {}).setdefault(row["metric"], {})
