@@ -10,6 +10,8 @@ factor for the attention logits. With s_a = max(1, L_a_eval / L_a_train) per axi
     riflex                   one temporal pair slowed to 0.9 periods over the video (RIFLEx)
     dype-ntk, dype-yarn      DyPE's timestep-dependent NTK and YaRN, as the authors' code
     kappa-pi, -ntk, -yarn    the static method with s_a^kappa(t): the trained encoding at t = 0
+    sega                     NTK on the spatial axes from max s_a, and a magnitude per pair chosen from the
+                             current latent's spectrum (SEGA; `axialrope.sega`, `plan(spectrum=...)`)
 
 `entropy_scaling=True` also multiplies the logits by sqrt(log N_eval / log N_train);
 `Extrapolation.from_name("yarn+entropy")` names it as the CLI does. The formulas of every
@@ -26,6 +28,7 @@ from typing import Any
 
 from .frequencies import yarn_get_mscale
 from .scaling import RopeScaling, check_ramp_rotations
+from .sega import SegaSpectrum, check_sega_options, latent_spectrum, sega_scalings
 from .validation import is_int, is_real
 
 EXTRAPOLATION_METHODS = (
@@ -39,12 +42,23 @@ EXTRAPOLATION_METHODS = (
     "kappa-pi",
     "kappa-ntk",
     "kappa-yarn",
+    "sega",
 )
 # names this project used before DyPE's own methods took the dype- prefix
 RENAMED_METHODS = {"dype-pi": "kappa-pi"}
 YARN_TEMPERATURES = ("tokens", "max_axis")
 _YARN_OPTIONS = ("beta_fast", "beta_slow", "yarn_temperature")
 _KAPPA_OPTIONS = ("dype_lambda_s", "dype_lambda_t")
+_SEGA_OPTIONS = (
+    "temporal_axis",
+    "sega_alpha",
+    "sega_beta",
+    "sega_floor",
+    "sega_spread",
+    "sega_spread_exponent",
+    "sega_reference",
+    "sega_kappa",
+)
 # the options each method reads; any other set to a value of its own is refused, never silently unused
 METHOD_OPTIONS = {
     "none": (),
@@ -57,6 +71,7 @@ METHOD_OPTIONS = {
     "kappa-pi": _KAPPA_OPTIONS,
     "kappa-ntk": _KAPPA_OPTIONS,
     "kappa-yarn": _KAPPA_OPTIONS + _YARN_OPTIONS,
+    "sega": _SEGA_OPTIONS,
 }
 ENTROPY_SUFFIX = "+entropy"  # "METHOD+entropy": the method with entropy scaling, as the CLI names it
 MAX_DYPE_LAMBDA_S = 100.0  # kappa(t) <= lambda_s, and the scale grows as s^(2 kappa): far beyond DyPE's own values
@@ -89,9 +104,13 @@ class Extrapolation:
         dype_lambda_s, dype_lambda_t: kappa(t) = lambda_s * t^lambda_t for the dype-* and kappa-* methods.
         dype_beta, dype_gamma: dype-yarn's ramp bounds (high, low) in rotations within L_a_train,
             PI to NTK and NTK to unscaled; DyPE's are (1.25, 0.75) and (16, 2).
-        temporal_axis: the time axis for riflex (0 for (t, y, x) grids).
+        temporal_axis: the time axis for riflex, and the axis sega leaves as trained (0 for (t, y, x) grids).
         riflex_index: RIFLEx's intrinsic pair k, 1-based as RIFLEx's code and paper count it
             (HunyuanVideo 4, CogVideoX 2); None: this project's rule (see the module docstring).
+        sega_alpha, sega_beta, sega_floor: SEGA's amplitude, tanh sharpness and least magnitude (0.15, 1.5, 1).
+        sega_spread, sega_spread_exponent: the spread's range (low, high) and exponent ((0, 1), 1.5).
+        sega_reference, sega_kappa: m_ref = s_a^kappa ("power") or 1 + kappa ln s_a ("log"); kappa None:
+            0.08 for "power", 0.1 for "log" (`axialrope.sega`).
     """
 
     method: str = "none"
@@ -105,6 +124,13 @@ class Extrapolation:
     dype_gamma: tuple[float, float] = (16.0, 2.0)
     temporal_axis: int = 0
     riflex_index: int | None = None
+    sega_alpha: float = 0.15
+    sega_beta: float = 1.5
+    sega_floor: float = 1.0
+    sega_spread: tuple[float, float] = (0.0, 1.0)
+    sega_spread_exponent: float = 1.5
+    sega_reference: str = "power"
+    sega_kappa: float | None = None
 
     def __post_init__(self) -> None:
         if self.method in RENAMED_METHODS:
@@ -116,6 +142,7 @@ class Extrapolation:
             raise ValueError(f"method must be one of {EXTRAPOLATION_METHODS}, got {self.method!r}")
         if self.yarn_temperature not in YARN_TEMPERATURES:
             raise ValueError(f"yarn_temperature must be one of {YARN_TEMPERATURES}, got {self.yarn_temperature!r}")
+        check_sega_options(self)
         for name in ("beta_fast", "beta_slow", "dype_lambda_s", "dype_lambda_t"):
             value = getattr(self, name)
             if not is_real(value) or not math.isfinite(value) or value < 0:
@@ -207,6 +234,16 @@ class Extrapolation:
     def is_timestep_dependent(self) -> bool:
         return self.method.startswith(("dype-", "kappa-"))
 
+    @property
+    def is_latent_dependent(self) -> bool:
+        """Whether each call's plan reads the current latent (sega: `spectrum`, then `plan(spectrum=...)`)."""
+        return self.method == "sega"
+
+    def spectrum(self, latent, grid: Sequence[int]) -> SegaSpectrum:
+        """SEGA's reading of `latent` on its token `grid` (`axialrope.sega.latent_spectrum` with this
+        method's spread settings): latent (B, C, H, W), (B, C, T, H, W) or packed tokens (B, N, D)."""
+        return latent_spectrum(latent, grid, self.sega_spread, self.sega_spread_exponent)
+
     def kappa(self, timestep: float) -> float:
         """kappa(t) = lambda_s * t^lambda_t."""
         return self.dype_lambda_s * timestep**self.dype_lambda_t
@@ -217,6 +254,7 @@ class Extrapolation:
         eval_grid: Sequence[int],
         timestep: float | None = None,
         token_spacing: Sequence[float] | None = None,
+        spectrum: SegaSpectrum | None = None,
     ) -> RopePlan:
         """The per-axis scalings and the logit scale for `eval_grid` from a model trained on `train_grid`.
 
@@ -226,9 +264,11 @@ class Extrapolation:
             token_spacing: per axis, the distance in position units between neighbouring tokens
                 (default 1: positions are token indices). The trained length of a scaling that
                 counts rotations (yarn, dype-yarn, riflex) is train_grid[a] * token_spacing[a].
+            spectrum: sega's reading of the current latent (`spectrum(latent, grid)`); None gives every pair
+                of an axis beyond its trained length the reference magnitude m_ref.
         """
         try:
-            return self._plan(train_grid, eval_grid, timestep, token_spacing)
+            return self._plan(train_grid, eval_grid, timestep, token_spacing, spectrum)
         except OverflowError:  # s^kappa or s^(2 kappa) beyond a float
             raise ValueError(
                 f"method {self.method!r}: the scale overflows at {tuple(eval_grid)} from "
@@ -236,7 +276,7 @@ class Extrapolation:
                 "dype_lambda_s"
             ) from None
 
-    def _plan(self, train_grid, eval_grid, timestep, token_spacing) -> RopePlan:
+    def _plan(self, train_grid, eval_grid, timestep, token_spacing, spectrum=None) -> RopePlan:
         train, evaluation = _check_grids(train_grid, eval_grid)
         spacing = _check_spacing(token_spacing, len(train))
         lengths = [n * step for n, step in zip(train, spacing, strict=True)]
@@ -265,6 +305,8 @@ class Extrapolation:
                 scalings[a] = RopeScaling(
                     "riflex", factor=factors[a], original_max_position_embeddings=lengths[a], riflex_index=k
                 )
+        elif base == "sega":
+            scalings, factors = sega_scalings(self, factors, spectrum)
         elif base == "dype-ntk":
             for a, s in enumerate(factors):
                 if s > 1 and s ** (2 * kappa) > 1:

@@ -1,5 +1,5 @@
 """RoPE inverse frequencies, plain and context-scaled: `rope_frequencies` (`scaling_is_identity`: a
-scaling that changes nothing).
+scaling that changes nothing); `KeyBands`, a magnitude per pair for reference images' keys.
 
 It is the only place in the package where a frequency formula is written, in float64 on the CPU
 (dim // 2 values, exact for later use at large positions). d is the rotary dimension, b the base
@@ -19,15 +19,19 @@ It is the only place in the package where a frequency formula is written, in flo
     dype_yarn  per pair, PI below beta_1 * kappa rotations within L_train, NTK between, unscaled
                above gamma_0 * kappa, with linear ramps from beta_1 to beta_0 and from gamma_1 to
                gamma_0 rotations (DyPE); attention factor 0.1 ln s + 1
+    sega       the ntk frequencies; attention factor one number per pair, SEGA's magnitudes m_i from the
+               axis's energy profile (`axialrope.sega`), or m_ref for all where there is no profile
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
 from .scaling import RopeScaling, ScalingLike, as_rope_scaling
+from .sega.spectrum import pair_magnitudes
 from .validation import is_int, is_real
 
 
@@ -125,6 +129,58 @@ def linear_ramp(pairs: int, low: float, high: float) -> torch.Tensor:
     return ((torch.arange(pairs, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
 
 
+@dataclass(frozen=True)
+class KeyBands:
+    """Untwisting RoPE's magnitude per rotated pair of a reference key (arXiv 2602.05013), over denoising.
+
+    Per axis of n pairs, pair j (j = 0 the fastest, n - 1 the slowest) of a reference image's key is
+    multiplied by
+
+        s_j(t) = high(t) + (low(t) - high(t)) * (j / (n - 1))^beta
+
+    a smooth polynomial ramp over the pair index (not a cutoff in rotations), with high(t) and low(t)
+    each linear in the denoising progress 1 - t (t = 1 pure noise, t = 0 the clean sample), from
+    `*_start` at t = 1 to `*_end` at t = 0. `high` < 1 weakens the fast pairs that tie a query to the
+    key at its own position (what copies the reference's content); `low` > 1 strengthens the slow,
+    nearly position-free ones (what carries its look). A single pair takes `high`. All 1: no change.
+
+    The defaults are the schedule the public port xmarre/ComfyUI-Untwisting-RoPE calls the paper's
+    for Flux (beta = 2 is stated in the paper); the paper's own page gives the formula and that both
+    scales rise linearly over denoising.
+    """
+
+    high_start: float = 0.25
+    high_end: float = 0.75
+    low_start: float = 1.0
+    low_end: float = 1.4
+    beta: float = 2.0
+
+    def __post_init__(self):
+        for name in ("high_start", "high_end", "low_start", "low_end"):
+            value = getattr(self, name)
+            if not is_real(value) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not is_real(self.beta) or not math.isfinite(self.beta) or self.beta <= 0:
+            raise ValueError(f"beta must be a finite number > 0, got {self.beta!r}")
+
+    def ends(self, t: float) -> tuple[float, float]:
+        """(high, low) at diffusion time t in [0, 1] (1 = pure noise): linear in the progress 1 - t."""
+        if not is_real(t) or not 0.0 <= t <= 1.0:
+            raise ValueError(f"t must be a number in [0, 1], got {t!r}")
+        progress = 1.0 - float(t)
+        high = self.high_start + (self.high_end - self.high_start) * progress
+        low = self.low_start + (self.low_end - self.low_start) * progress
+        return high, low
+
+    def pair_scales(self, pairs: int, t: float) -> torch.Tensor:
+        """(pairs,) float64: s_j(t) for j = 0 .. pairs - 1 (the fastest pair first)."""
+        if not is_int(pairs) or pairs < 1:
+            raise ValueError(f"pairs must be a positive int, got {pairs!r}")
+        high, low = self.ends(t)
+        fraction = torch.arange(pairs, dtype=torch.float64) / max(pairs - 1, 1)
+        return high + (low - high) * fraction.pow(float(self.beta))
+
+
 def yarn_attention_factor(scaling: RopeScaling) -> float:
     """The factor that multiplies cos and sin under YaRN (q.k logits grow by its square)."""
     if scaling.attention_factor is not None:
@@ -162,6 +218,27 @@ def _dype_yarn(inv_freq: torch.Tensor, dim: int, theta: float, scaling: RopeScal
     inv_freq = blended * scaled + inv_freq * (1 - scaled)
     gain = scaling.attention_factor if scaling.attention_factor is not None else yarn_get_mscale(s)
     return inv_freq, gain
+
+
+def _sega(dim: int, theta: float, scaling: RopeScaling) -> tuple[torch.Tensor, float | torch.Tensor]:
+    # SEGA: NTK's frequencies; each pair's magnitude from the axis's energy profile at those frequencies. An axis
+    # whose reference is 1 (not beyond its trained length) keeps a gain of 1, as does one without a spectrum
+    # (then m_ref throughout), as in the authors' code
+    grown = scaling.factor > 1
+    inv_freq = default_inv_freq(dim, _ntk_base(theta, scaling.factor, dim, "sega") if grown else theta)
+    reference = scaling.sega_reference
+    if scaling.sega_profile is None or reference <= 1.0 + 1e-8:
+        return inv_freq, reference
+    magnitudes = pair_magnitudes(
+        scaling.sega_profile,
+        inv_freq,
+        reference,
+        scaling.sega_spread,
+        scaling.sega_alpha,
+        scaling.sega_beta,
+        scaling.sega_floor,
+    )
+    return inv_freq, magnitudes
 
 
 def _llama3(inv_freq: torch.Tensor, scaling: RopeScaling) -> torch.Tensor:
@@ -232,7 +309,8 @@ def rope_frequencies(
 
     Returns:
         inv_freq: float64 tensor of shape (dim // 2,), on the CPU.
-        attention_factor: multiplies cos and sin (1.0 except for YaRN).
+        attention_factor: multiplies cos and sin (1.0 except for YaRN and DyPE's YaRN); for "sega" with
+            magnitudes, a float64 tensor (dim // 2,) with one factor per pair.
 
     The formula of each rope_type is in the module docstring (s = factor).
     """
@@ -254,7 +332,8 @@ def scaling_is_identity(dim: int, theta: float, scaling: ScalingLike) -> bool:
         return True
     trained = default_inv_freq(dim, theta)
     scaled, gain = _scaled(trained, dim, theta, scaling, None)
-    return gain == 1.0 and torch.equal(scaled, trained)
+    unit = bool((gain == 1.0).all()) if isinstance(gain, torch.Tensor) else gain == 1.0
+    return unit and torch.equal(scaled, trained)
 
 
 def _scaled(
@@ -283,4 +362,6 @@ def _scaled(
         return _riflex(inv_freq, scaling), 1.0
     if kind == "dype_yarn":
         return _dype_yarn(inv_freq, dim, theta, scaling)
+    if kind == "sega":
+        return _sega(dim, theta, scaling)
     raise AssertionError(f"unhandled rope_type {kind}")  # RopeScaling validated it

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 
 from .validation import is_int, is_real
 
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex", "dype_yarn")
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "riflex", "dype_yarn", "sega")
 # The ramps of yarn and dype_yarn are bounded by counts of rotations within the trained length. A pair rotates
 # at most L_train / (2 pi) times there (the fastest, frequency 1), so a bound beyond a million rotations is
 # past every pair of any model; and 2 pi times a count near float's limit overflows the ramp's arithmetic.
@@ -48,6 +48,7 @@ _KEYS_FOR_TYPE = {
         "gamma_1",
         "attention_factor",
     },
+    "sega": {"factor", "sega_profile", "sega_reference", "sega_spread", "sega_alpha", "sega_beta", "sega_floor"},
 }
 _REQUIRED_KEYS = {
     "linear": {"factor"},
@@ -57,6 +58,7 @@ _REQUIRED_KEYS = {
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
     "riflex": {"factor", "original_max_position_embeddings"},
     "dype_yarn": {"factor", "original_max_position_embeddings"},
+    "sega": {"factor"},
 }
 
 
@@ -67,7 +69,7 @@ class RopeScaling:
     Attributes:
         rope_type: "default" (no scaling), "linear" (position interpolation), "ntk" (static
             NTK-aware base), "dynamic" (NTK from the current length), "yarn", "llama3",
-            "riflex" (video length) or "dype_yarn" (DyPE's three-band YaRN).
+            "riflex" (video length), "dype_yarn" (DyPE's three-band YaRN) or "sega" (NTK, a gain per pair).
         factor: s = L_eval / L_train, at least 1; every rope type but "default" needs it (as
             in transformers, a missing factor is an error, not "no scaling").
         original_max_position_embeddings: L_train, the trained context length (required by
@@ -84,6 +86,7 @@ class RopeScaling:
         kappa: DyPE's kappa(t) for dype_yarn (1 at pure noise with the default schedule).
         beta_0, beta_1, gamma_0, gamma_1: dype_yarn's PI-to-NTK and NTK-to-unscaled ramps, in
             rotations within L_train (times kappa).
+        sega_*: sega's axis profile, m_ref, sigma and settings (`axialrope.sega.pair_magnitudes`: per-pair gains).
     """
 
     rope_type: str = "default"
@@ -103,6 +106,12 @@ class RopeScaling:
     beta_1: float = 0.75
     gamma_0: float = 16.0
     gamma_1: float = 2.0
+    sega_profile: tuple[float, ...] | None = None
+    sega_reference: float = 1.0
+    sega_spread: float = 0.0
+    sega_alpha: float = 0.15
+    sega_beta: float = 1.5
+    sega_floor: float = 1.0
 
     def __post_init__(self) -> None:
         if self.rope_type not in ROPE_TYPES:
@@ -121,6 +130,11 @@ class RopeScaling:
             "beta_1",
             "gamma_0",
             "gamma_1",
+            "sega_reference",
+            "sega_spread",
+            "sega_alpha",
+            "sega_beta",
+            "sega_floor",
         ):
             value = getattr(self, name)
             if value is None:
@@ -173,6 +187,19 @@ class RopeScaling:
                         f"scaling: dype_yarn needs {high} > {low} > 0, got {high}={getattr(self, high)}, "
                         f"{low}={getattr(self, low)}"
                     )
+        if self.sega_profile is not None:
+            values = self.sega_profile
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                raise TypeError(f"scaling: sega_profile must be a sequence of bin energies, got {values!r}")
+            values = tuple(values)
+            if not values or any(not is_real(v) or not math.isfinite(v) or v < 0 for v in values):
+                raise ValueError(f"scaling: sega_profile must be finite energies >= 0, got {values!r}")
+            object.__setattr__(self, "sega_profile", tuple(float(v) for v in values))
+        if self.sega_reference < 1 or self.sega_floor < 0:
+            raise ValueError(
+                f"scaling: sega needs sega_reference >= 1 and sega_floor >= 0, got {self.sega_reference} and "
+                f"{self.sega_floor}"
+            )
         if self.rope_type == "llama3" and not self.high_freq_factor > self.low_freq_factor > 0:
             raise ValueError(
                 f"scaling: llama3 needs high_freq_factor > low_freq_factor > 0, got "

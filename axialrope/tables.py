@@ -51,7 +51,8 @@ def axial_cos_sin(
 
     Axis a's d_a // 2 pairs (blocks in the order of axes_dims) rotate by coords[..., a] times
     `rope_frequencies(axes_dims[a], thetas[a], scalings[a], seq_lens[a])`. Angles are formed in float64
-    and each axis's attention factor multiplies its block there; `gain` multiplies the float32 table
+    and each axis's attention factor (one number, or one per pair: sega's magnitudes) multiplies its block
+    there; `gain` multiplies the float32 table
     (the square root of a logit scale: q.k logits between tokens that both carry it grow by gain^2).
 
     seq_lens: per-axis current length for "dynamic" scaling; None reads it from the coordinates
@@ -76,8 +77,12 @@ def axial_cos_sin(
     # MPS has no float64: build there on the CPU, then move
     device = torch.device("cpu") if coords.device.type == "mps" else coords.device
     inv_freq = torch.cat([f for f, _ in per_axis]).to(device)  # (pairs,)
+    # an attention factor is one number per axis, or one per pair (sega's magnitudes)
     factors = torch.cat(
-        [torch.full((d // 2,), a, dtype=torch.float64) for d, (_, a) in zip(axes_dims, per_axis, strict=True)]
+        [
+            a if isinstance(a, torch.Tensor) else torch.full((d // 2,), a, dtype=torch.float64)
+            for d, (_, a) in zip(axes_dims, per_axis, strict=True)
+        ]
     ).to(device)
     pair_axis = torch.repeat_interleave(torch.arange(n_axes), torch.tensor(axes_dims) // 2).to(device)
     # (..., seq, n_axes) -> (..., seq, pairs): each pair reads its own axis's coordinate
@@ -188,7 +193,8 @@ class AxialRotaryEmbedding(nn.Module):
         self.thetas, self.scalings = thetas, scalings  # one statement: both or neither
 
     def axis_frequencies(self, seq_lens: Sequence[int | None] | None = None) -> list[tuple[torch.Tensor, float]]:
-        """Per axis: (inv_freq float64 (d_a // 2,), attention_factor) from `rope_frequencies`."""
+        """Per axis: (inv_freq float64 (d_a // 2,), attention_factor: a float or (d_a // 2,) float64) from
+        `rope_frequencies`."""
         seq_lens = seq_lens or (None,) * self.n_axes
         return [
             rope_frequencies(*args) for args in zip(self.axes_dims, self.thetas, self.scalings, seq_lens, strict=True)

@@ -13,6 +13,8 @@ each bundled pipeline's `default_extrapolation`.
     python benchmarks/extrapolation.py --report-only # the report again, from the raw values
     python benchmarks/extrapolation.py --part textures:64x64   # one part alone
     python benchmarks/extrapolation.py --kinds photographs --skip-video   # one data kind's parts, then the report
+    python benchmarks/extrapolation.py --methods sega --skip-video --no-write-defaults   # one method added beside
+                                                                  # the others' raw values (same seeds and settings)
 
 The photographs models are not bundled: `STAGES=photos bash benchmarks/train_bundled.sh` trains them
 into outputs/bundled/photos-{rope,sincos} (a missing one is skipped, with a note; both missing fail).
@@ -133,23 +135,34 @@ def procedural_references(kind: str, size: tuple[int, int], seed: int, num: int)
 
 
 def image_part(kind: str, size: tuple[int, int], args) -> None:
-    """Every model and method of one data kind at one size, every seed; recognition for shapes at 2x/3x."""
+    """Every model and method of one data kind at one size, every seed; recognition for shapes at 2x/3x.
+    With `--methods`: only those methods of the RoPE model, into a raw file of their own beside the part's
+    (no floor rows, which the part's own file holds), so the report puts them beside the others."""
     height, width = size
-    raw = RawWriter(args.out / "raw" / f"{kind}_{size_label(size)}.csv")
     trained = (height, width) == (TRAINED_SIDE, TRAINED_SIDE)
+    chosen = getattr(args, "methods", None)  # a Namespace built elsewhere may lack it
+    only = [Method.from_label(label) for label in chosen] if chosen else None
+    if only is not None and trained:
+        return  # at the trained size every method is the trained encoding: the part's own file has it
+    suffix = "" if only is None else "_" + "_".join(m.label.replace("+", "-") for m in only)
+    raw = RawWriter(args.out / "raw" / f"{kind}_{size_label(size)}{suffix}.csv")
     classifier = None
-    if kind == "shapes" and size in RECOGNITION_SIZES:
+    if kind == "shapes" and size in RECOGNITION_SIZES and only is None:  # --methods: SWD only
         classifier = shape_classifier(args)
     pipes = model_pipelines(kind, args)
+    if only is not None:
+        pipes = {model: pipe for model, pipe in pipes.items() if model == "rope"}
     grid_rows = {}
     for seed in range(args.seeds):
         references = procedural_references(kind, size, seed, args.num)
-        add_swd(raw, kind, "real", "floor", size, seed, floor_distance(references))
+        if only is None:
+            add_swd(raw, kind, "real", "floor", size, seed, floor_distance(references))
         if seed == 0:
             grid_rows["real"] = references.real
         for model, pipe in pipes.items():
             # at the trained size every method is the trained encoding (tested): one row stands for all
             methods = [Method("none")] if trained else (ROPE_METHODS if model == "rope" else SINCOS_METHODS)
+            methods = methods if only is None else only
             for method in methods:
                 start = time.perf_counter()
                 cell = measure_cell(pipe, method, references, args.steps, args.guidance, seed)
@@ -174,7 +187,7 @@ def image_part(kind: str, size: tuple[int, int], args) -> None:
                 )
     raw.close()
     save_labelled_grid(
-        args.out / f"samples_{kind}_{size_label(size)}.png",
+        args.out / f"samples_{kind}_{size_label(size)}{suffix}.png",
         f"{kind} at {height}x{width} from {TRAINED_SIDE}x{TRAINED_SIDE} models (seed 0)",
         grid_rows,
         per_row=min(8, args.num),
@@ -296,8 +309,11 @@ def all_parts(args) -> list[str]:
     images = [f"{kind}:{size_label(size)}" for kind in args.kinds for size in args.sizes]
     videos = [f"video:{size_label(size)}" for size in args.video_sizes]
     cost = lambda part: math.prod(parse_size(part.partition(":")[2])) * (3 if part.startswith("video") else 1)  # noqa: E731
+    alone = getattr(args, "methods", None)  # some methods measured alone: no trained size, no classifier
+    if alone:
+        images = [part for part in images if parse_size(part.partition(":")[2]) != (TRAINED_SIDE, TRAINED_SIDE)]
     parts = sorted(videos + images, key=cost, reverse=True)
-    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes):
+    if "shapes" in args.kinds and any(size in RECOGNITION_SIZES for size in args.sizes) and not alone:
         parts.insert(0, "classifier")
     return parts
 
@@ -349,6 +365,12 @@ def main() -> None:
         choices=list(MODELS),
         default=list(MODELS),
         help="image data kinds to measure (the report reads every kind's raw values)",
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=None,
+        help="only these RoPE-model image methods (e.g. sega), into raw files of their own beside the others'",
     )
     parser.add_argument("--skip-images", action="store_true", help="video only")
     parser.add_argument("--skip-video", action="store_true", help="images only")

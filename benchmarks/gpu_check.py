@@ -4,6 +4,7 @@
     python benchmarks/gpu_check.py parity       # Triton vs eager: apply and the fused op, forward and backward
     python benchmarks/gpu_check.py bandwidth    # achieved bandwidth against the device's peak
     python benchmarks/gpu_check.py sample       # the bundled model at 2x its size in bfloat16
+    python benchmarks/gpu_check.py calibrate    # `axialrope calibrate` of a tiny Flux pipeline, bfloat16, resumed
 
 Each part prints its summary as its last line and exits 0 (passed), 1 (failed) or 77 (skipped:
 no CUDA device; the part still runs as much of its logic as it can without one); gpu_check.sh
@@ -256,13 +257,62 @@ def part_sample(out: str) -> int:
     return 0 if ok else 1
 
 
+# -- calibrate --------------------------------------------------------------------------------
+
+
+def part_calibrate(out: str) -> int:
+    """`axialrope calibrate` of a tiny random Flux pipeline (built as the tests build it) on CUDA in bfloat16 at
+    2x and a non-square size; then the same command again, which must find every cell finished."""
+    if not torch.cuda.is_available():
+        return no_cuda("calibrate")
+    import json
+    import tempfile
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from conftest import save_tiny_flux  # the tests' tiny pipeline: tokenizers written here, nothing downloaded
+
+    from axialrope.pipelines.cli import main as cli
+
+    with tempfile.TemporaryDirectory() as folder:
+        model = save_tiny_flux(Path(folder) / "flux")
+        args = ["calibrate", "--model", str(model), "--prompt", "a red cube", "--prompt", "a cat", "--sizes",
+                "32x32", "16x32", "--trained-grid", "8", "8", "--steps", "2", "--methods", "none", "pi", "yarn",
+                "dype-yarn+entropy", "--device", "cuda", "--dtype", "bfloat16", "--out", out]  # fmt: skip
+        start = time.perf_counter()
+        first = cli(args)
+        seconds = time.perf_counter() - start
+        again = StringIO()
+        with redirect_stdout(again):
+            second = cli(args)
+    record = json.loads((Path(out) / "calibration.json").read_text()) if first == 0 else {}
+    values = [v for target in record.get("targets", []) for vs in target["values"].values() for v in vs]
+    ok = first == 0 and second == 0 and values and all(v == v and abs(v) != float("inf") for v in values)
+    resumed = "finished cells" in again.getvalue()  # "continuing: N finished cells ... are kept"
+    ok = bool(ok and resumed and record["settings"]["dtype"] == "bfloat16")
+    verdict = "" if ok else "failed, not finite, not bfloat16 or not resumed: "
+    bands = [f"{b.get('aspect', 1):g}: {b['method']}" for b in record.get("default_extrapolation", [])]
+    print(
+        f"calibrate: {verdict}tiny Flux on {torch.cuda.get_device_name()} in bfloat16, {len(values)} cell values in "
+        f"{seconds:.1f} s, bands {', '.join(bands)}; the rerun found every cell finished; wrote {out}"
+    )
+    return 0 if ok else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=("tests", "parity", "bandwidth", "sample"))
-    parser.add_argument("--out", default="outputs/gpu_check/sample_64x64_bf16.png", help="the sample part's picture")
+    parser.add_argument("part", choices=("tests", "parity", "bandwidth", "sample", "calibrate"))
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="the sample part's picture, the calibrate part's folder (default: outputs/gpu_check/)",
+    )
     args = parser.parse_args(argv)
     if args.part == "sample":
-        return part_sample(args.out)
+        return part_sample(args.out or "outputs/gpu_check/sample_64x64_bf16.png")
+    if args.part == "calibrate":
+        return part_calibrate(args.out or "outputs/gpu_check/calibration")
     return {"tests": part_tests, "parity": part_parity, "bandwidth": part_bandwidth}[args.part]()
 
 

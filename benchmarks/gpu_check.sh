@@ -10,6 +10,7 @@
 #              float32 / bfloat16 / float16, both layouts
 #   bandwidth  achieved bandwidth of copy, apply and the fused op as a share of the device's peak
 #   sample     the bundled image model sampled at 64x64 (2x) in bfloat16, against float32 on the CPU
+#   calibrate  axialrope calibrate of a tiny Flux pipeline in bfloat16, then the same command resumed
 # Exits 1 if a part fails (or runs past its time limit); a part without a CUDA device says SKIP.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,12 +37,13 @@ run_part tests 100
 run_part parity 60
 run_part bandwidth 60
 run_part sample 80
+run_part calibrate 120
 elapsed=$(( $(date +%s) - started ))
 if [ "$failed" -gt 0 ]; then
     echo "gpu_check: $failed part(s) failed in ${elapsed} s"
     exit 1
 fi
-if [ "$skipped" -eq 4 ]; then
+if [ "$skipped" -eq 5 ]; then
     echo "gpu_check: no CUDA device, nothing checked on a GPU (${elapsed} s)"
 else
     echo "gpu_check: all parts passed in ${elapsed} s"

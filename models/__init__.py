@@ -9,7 +9,8 @@
 `integrations/` what plugs axialrope into diffusers' own transformers (`apply_extrapolation` gives
 every family of `integrations.registry.FAMILIES` the extrapolation methods: Flux, Qwen-Image, Wan,
 HunyuanVideo, CogVideoX, LTX-Video and their kin; `docs/diffusers.md` lists them), `text_lm.py` the
-text LM.
+text LM, `extrapolation_bands.py` the bands `auto` picks a method from (by scale and aspect) and
+`calibration_file.py` a calibration.json read back.
 """
 
 from .axial_dit.blocks import Attention, DiTBlock, FinalLayer

@@ -6,8 +6,9 @@
 
 Each forward's pre-hook plans the method for the token grid of `hidden_states` and, for a
 timestep-dependent method, the diffusion time of `timestep` (t = timestep / 1000 by default, as the
-DiT is trained; `AxialDiTPipeline` passes its scheduler's num_train_timesteps), and the forward reads
-the result as `model.rope_config`. The model's own `rope_config` is never assigned: the plan is the
+DiT is trained; `AxialDiTPipeline` passes its scheduler's num_train_timesteps) and, for sega, the
+spectrum of `hidden_states` itself (the latent (B, C, H, W) or (B, C, T, H, W) of this step), and the
+forward reads the result as `model.rope_config`. The model's own `rope_config` is never assigned: the plan is the
 call's (`models/call_plan.py`).
 """
 
@@ -17,6 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from axialrope import Extrapolation
+from axialrope.sega import SegaSpectrum
 
 from ..call_plan import AttachedPlan, CallPlan, StepTime, Timestep, argument, attach, forward_parameters
 from .position_encoding import RopeConfig
@@ -59,15 +61,17 @@ class DiTExtrapolation(CallPlan):
         """Puts the plan on its model until `remove()` (a context manager)."""
         return attach(self.reader, self)
 
-    def config_for(self, own: RopeConfig, grid: Sequence[int], time: float | None) -> RopeConfig:
-        """The `RopeConfig` for a token grid at diffusion time `time` (None for a static method), from the
-        model's own config `own`: `own` itself where the plan changes nothing (the trained encoding, not an
-        equivalent copy), else `own` with the plan's scalings and logit scale. The same object for the
-        same (own, grid, time)."""
-        key = (own, tuple(grid), time)
+    def config_for(
+        self, own: RopeConfig, grid: Sequence[int], time: float | None, spectrum: SegaSpectrum | None = None
+    ) -> RopeConfig:
+        """The `RopeConfig` for a token grid at diffusion time `time` (None for a static method) and, for sega,
+        the latent's `spectrum`, from the model's own config `own`: `own` itself where the plan changes nothing
+        (the trained encoding, not an equivalent copy), else `own` with the plan's scalings and logit scale.
+        The same object for the same (own, grid, time, spectrum)."""
+        key = (own, tuple(grid), time, spectrum)
         config = self._configs.get(key)
         if config is None:
-            plan = self.extrapolation.plan(self.reader.base_grid, grid, time)
+            plan = self.extrapolation.plan(self.reader.base_grid, grid, time, spectrum=spectrum)
             if all(s is None for s in plan.scalings) and plan.logit_scale == 1.0:
                 config = own
             else:
@@ -82,13 +86,18 @@ class DiTExtrapolation(CallPlan):
         return config
 
     def state(self, module, args: tuple, kwargs: dict) -> RopeConfig:
-        """The call's config: the grid of its `hidden_states`, its `timestep` read by `time` (clipped to [0, 1])."""
+        """The call's config: the grid of its `hidden_states`, its `timestep` read by `time` (clipped to [0, 1]),
+        and for sega the spectrum of `hidden_states` on that grid (only beyond the trained grid)."""
         parameters = forward_parameters(type(module))
-        grid = module.token_grid(argument("hidden_states", args, kwargs, parameters))
-        time = None
+        latent = argument("hidden_states", args, kwargs, parameters)
+        grid = module.token_grid(latent)
+        time = spectrum = None
         if self.extrapolation.is_timestep_dependent:
             time = StepTime(self.time, argument(self.time.argument, args, kwargs, parameters)).value()
-        return self.config_for(module.own_rope_config, grid, time)
+        beyond = any(n > trained for n, trained in zip(grid, self.reader.base_grid, strict=True))
+        if self.extrapolation.is_latent_dependent and beyond:
+            spectrum = self.extrapolation.spectrum(latent, grid)
+        return self.config_for(module.own_rope_config, grid, time, spectrum)
 
 
 __all__ = ["DIT_TIMESTEP", "DiTExtrapolation"]

@@ -13,6 +13,12 @@ the method with s_a = max(1, L_a / L_a_train). A pipeline's every transformer an
 it. Each model carries a call plan (`models/call_plan.py`, as the project's DiT does when sampled):
 its forward pre-hook derives the call's own state (its `timestep`, the whole inputs the rope needs,
 before context-parallel hooks shard them) for the replacement rope, and its forward hook drops it.
+
+"auto" with a calibration (`axialrope calibrate`'s calibration.json) chooses per call: for each
+forward's token grid the rope takes the band of that scale and aspect (`BandChoice`, by the one rule of
+`models/extrapolation_bands.py`) and computes what the band's method applied alone computes. Pipeline
+extras follow the call's band too: Flux's shift cap caps a pipeline call where its band is dype-*
+(docs/diffusers.md). "auto" without a calibration is refused: the families record no default.
 """
 
 from __future__ import annotations
@@ -27,24 +33,31 @@ from torch import nn
 from axialrope import Extrapolation
 from axialrope.validation import is_int
 
+from ..calibration_file import Calibration, read_calibration
 from ..call_plan import AttachedPlan, CallPlan, StepTime, argument, attach, forward_parameters
+from ..extrapolation_bands import band_extrapolation, choose_band, extrapolation_scale, grid_aspect
 from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
+from .ropes.references import ReferenceKeys, key_bands
+from .sega_latent import latent_argument
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
 DEFAULT_CACHE_SIZE = 8
 PIPELINE_MODELS = ("transformer", "transformer_2", "controlnet")  # the models of a pipeline that carry a rope
+AUTO = "auto"  # the method chosen per call from a calibration's bands
 
 
 class ModelPatch:
     """What `apply_extrapolation` changed on one model (kept on it as `model._axialrope_extrapolation`).
 
     Attributes:
-        transformer: the model; family: its `Family`; extrapolation: the method (riflex's k filled in);
-        trained_grid: per temporal/spatial axis; rope: the replacement rope module; time: the
-        latest forward's timestep, used when the rope is called on its own; calls: the model's call
-        plan (`RopeCallPlan`), which hands the rope each forward's own state.
+        transformer: the model; family: its `Family`; extrapolation: the method (riflex's k filled in),
+        None under "auto" (`extrapolation_for` gives a grid's); trained_grid: per temporal/spatial axis;
+        rope: the replacement rope module; time: the latest forward's timestep, used when the rope is called
+        on its own; calls: the model's call plan (`RopeCallPlan`), which hands the rope each forward's own
+        state; key_hooks: the handles of reference="untwist"'s hooks on the key norms
+        (`references.ReferenceKeys`), or none.
     """
 
     def __init__(
@@ -56,13 +69,22 @@ class ModelPatch:
         rope: ExtrapolatedRope,
         original: nn.Module | None,
         calls: AttachedPlan,
+        key_hooks: Sequence = (),
     ):
         self.transformer, self.family, self.extrapolation = transformer, family, extrapolation
         self.trained_grid, self.rope, self.original, self.calls = trained_grid, rope, original, calls
+        self.key_hooks = tuple(key_hooks)
 
     @property
     def time(self) -> StepTime:
         return self.rope.time
+
+    def extrapolation_for(self, grid: Sequence[int]) -> Extrapolation:
+        """The method a call at the token `grid` (per temporal/spatial axis) gets (riflex's k filled in):
+        "none" at or inside the trained grid, where the family's own module runs."""
+        if self.rope.within_grid(grid):
+            return Extrapolation("none")
+        return self.rope.method_for(grid)[0]
 
     @property
     def removed(self) -> bool:
@@ -88,6 +110,8 @@ class ModelPatch:
     def remove(self) -> None:
         """Restores the family's own rope module and removes the call plan (its hooks)."""
         self.check_removable()
+        for hook in self.key_hooks:
+            hook.remove()
         self.calls.remove()
         if self.family.rope_attr is not None:
             _set_rope(self.transformer, self.family.rope_attr, self.original)
@@ -99,13 +123,15 @@ class ExtrapolationHandle:
 
     Attributes:
         transformer, family, extrapolation, trained_grid, rope, time: those of the main model
-            (the pipeline's `transformer`); see `ModelPatch`.
+            (the pipeline's `transformer`); see `ModelPatch`. extrapolation is None under "auto".
         patches: one `ModelPatch` per model changed, the main one first.
+        calibration: under "auto", the `Calibration` read (its bands, trained grid); else None.
     """
 
-    def __init__(self, patches: Sequence[ModelPatch], pipeline_undos: list):
+    def __init__(self, patches: Sequence[ModelPatch], pipeline_undos: list, calibration: Calibration | None = None):
         self.patches = tuple(patches)
         self._pipeline_undos = pipeline_undos
+        self.calibration = calibration
         main = self.patches[0]
         self.transformer, self.family, self.extrapolation = main.transformer, main.family, main.extrapolation
         self.trained_grid, self.rope = main.trained_grid, main.rope
@@ -113,6 +139,10 @@ class ExtrapolationHandle:
     @property
     def time(self) -> StepTime:
         return self.rope.time
+
+    def extrapolation_for(self, grid: Sequence[int]) -> Extrapolation:
+        """The method the main model gives a call at the token `grid` (`ModelPatch.extrapolation_for`)."""
+        return self.patches[0].extrapolation_for(grid)
 
     @property
     def removed(self) -> bool:
@@ -136,14 +166,16 @@ class ExtrapolationHandle:
     def __repr__(self) -> str:
         state = "removed" if self.removed else "active"
         models = f", {len(self.patches)} models" if len(self.patches) > 1 else ""
-        return (
-            f"ExtrapolationHandle({self.family.name}, {self.extrapolation.method!r}, "
-            f"trained_grid={self.trained_grid}{models}, {state})"
-        )
+        method = AUTO if self.extrapolation is None else self.extrapolation.method
+        return f"ExtrapolationHandle({self.family.name}, {method!r}, trained_grid={self.trained_grid}{models}, {state})"
 
 
 def apply_extrapolation(
-    pipe_or_transformer, method: str | Extrapolation = "none", trained_grid: Sequence[int] | None = None, **options
+    pipe_or_transformer,
+    method: str | Extrapolation = "none",
+    trained_grid: Sequence[int] | None = None,
+    calibration=None,
+    **options,
 ) -> ExtrapolationHandle:
     """Gives a diffusers pipeline's models (or one model) an extrapolation method.
 
@@ -152,16 +184,20 @@ def apply_extrapolation(
             or one model of a registered family (`registry.supported_classes()`); a model wrapped by
             `torch.compile` is patched through the module it wraps (`_orig_mod`).
         method: a name of `axialrope.EXTRAPOLATION_METHODS` ("yarn+entropy": with entropy scaling, as the CLI
-            takes it) or an `Extrapolation`.
+            takes it), an `Extrapolation`, or "auto": per call, the band of `calibration` (module docstring).
         trained_grid: the trained token grid, (h, w) or (t, h, w) in latent frames after the temporal
-            patch; None: the family's declared grid for the model's config.
-        options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...), `cache_size`
-            (tables kept, default 8), the family's own (Flux's `shift_cap`, Qwen-Image's `dype_variant`,
-            `reference`: where reference images sit beyond the trained grid, "cover" or "keep").
+            patch; None: the calibration's under "auto", else the family's declared grid for the model's config.
+        calibration: "auto" only, and needed there: a calibration.json's path or its content (a dict).
+        options: `Extrapolation` fields (beta_fast, riflex_index, entropy_scaling, ...; not with "auto",
+            whose bands carry their own), `cache_size` (tables kept, default 8), the family's own (Flux's
+            `shift_cap`, Qwen-Image's `dype_variant`, `reference`: where reference images sit beyond the
+            trained grid, "cover" or "keep", or "untwist": placed as "cover", their keys' fast pairs
+            weakened at every size, `references.py`).
 
     Returns an `ExtrapolationHandle`; `handle.remove()` restores the models bit for bit.
     Raises TypeError for an unregistered model (naming the supported classes) or an unknown option,
-    ValueError for a method the family cannot take (naming those it can), a bad trained grid, a
+    ValueError for a method the family cannot take (naming those it can, and under "auto" the band), a
+    bad trained grid, a calibration that cannot be read or does not fit the model (naming the file), a
     configuration the family cannot extrapolate or a model already extrapolated; nothing changes then.
     """
     pipeline, models = _models_of(pipe_or_transformer)
@@ -171,9 +207,17 @@ def apply_extrapolation(
     if not is_int(cache_size) or cache_size < 1:
         raise ValueError(f"cache_size must be a positive integer, got {cache_size!r}")
     family_options = _family_options(main_family, options)
-    extrapolation = _as_extrapolation(method, options)
+    calibrated = None
+    if isinstance(method, str) and method == AUTO:
+        calibrated = _calibration_for(main_family, calibration, trained_grid, options)
+        trained_grid, extrapolation = calibrated.trained_grid, Extrapolation("none")  # "none": the trained encoding
+    else:
+        if calibration is not None:
+            raise ValueError(f'calibration is read by method="auto" only; got method {_method_name(method)!r}')
+        extrapolation = _as_extrapolation(method, options)
+    bands = None if calibrated is None else calibrated.bands
     plans = [
-        _prepare(model, family_of(model), extrapolation, trained_grid, cache_size, family_options, index == 0)
+        _prepare(model, family_of(model), extrapolation, trained_grid, cache_size, family_options, index == 0, bands)
         for index, model in enumerate(models)
     ]
 
@@ -181,7 +225,10 @@ def apply_extrapolation(
     patches: list[ModelPatch] = []
     try:
         for extra in main_family.extras:
-            undos += extra.install(pipeline, extrapolation.method, family_options.get(extra.option), plans[0][2])
+            value = family_options.get(extra.option)
+            method_name, follows = _extra_method(extra, value, extrapolation, plans[0][3])
+            follow = {} if follows is None else {"applies": follows}  # an extra that follows the call's band
+            undos += extra.install(pipeline, method_name, value, plans[0][2], **follow)
         for model, family, grid, setup, rope in plans:
             patches.append(_install(model, family, grid, setup, rope))
     except BaseException:
@@ -189,7 +236,66 @@ def apply_extrapolation(
             patch.remove()
         _undo_all(undos)
         raise
-    return ExtrapolationHandle(patches, undos)
+    return ExtrapolationHandle(patches, undos, calibrated)
+
+
+def _method_name(method) -> str:
+    return method.method if isinstance(method, Extrapolation) else str(method)
+
+
+def _calibration_for(family: Family, calibration, trained_grid, options: Mapping) -> Calibration:
+    """The calibration "auto" reads, checked against the model's family and the call's trained grid."""
+    if calibration is None:
+        raise ValueError(
+            'method "auto" needs calibration= (the path of a calibration.json that `axialrope calibrate` writes, '
+            'or its content); without one pass "none" for the family\'s own behaviour, or a method'
+        )
+    if options:
+        raise TypeError(
+            f'method "auto" takes each band\'s own options from the calibration; got {", ".join(sorted(options))}'
+        )
+    calibrated = read_calibration(calibration, video=family.video)
+    where = f"calibration {calibrated.source}"
+    if calibrated.family is not None and calibrated.family != family.name:
+        raise ValueError(f"{where} was measured on {calibrated.family!r}, this model is {family.name!r}")
+    axes = "(t, h, w)" if family.temporal_axis is not None else "(h, w)"
+    if len(calibrated.trained_grid) != len(family.planned_axes):
+        raise ValueError(
+            f"{where}: its trained_grid {list(calibrated.trained_grid)} is not {axes}, the grid of {family.name}"
+        )
+    if trained_grid is not None and tuple(_trained_grid(family, {}, trained_grid)) != calibrated.trained_grid:
+        raise ValueError(
+            f"{where}: its bands are relative to trained_grid {list(calibrated.trained_grid)}, but the call gives "
+            f"{list(trained_grid)}; leave trained_grid out, or calibrate at that grid"
+        )
+    return calibrated
+
+
+def _extra_method(extra, value, extrapolation: Extrapolation, setup: RopeSetup) -> tuple:
+    """(method, applies or None): what a pipeline-level extra is installed with. Under "auto" (the main model's
+    `setup.choose`) where the bands' methods differ on whether the extra is wanted and `value` does not
+    decide, it is installed for a method that wants it, with `applies` telling per call's token grid whether
+    that call's band wants it (`ExtraFollowsBand`)."""
+    choice = setup.choose
+    if choice is None:
+        return extrapolation.method, None
+    methods = list(dict.fromkeys(method.method for method, _ in choice.resolved))
+    wanted = [method for method in methods if extra.wanted(method, value)]
+    if not wanted or len(wanted) == len(methods):
+        return methods[0], None
+    return wanted[0], ExtraFollowsBand(extra, value, choice)
+
+
+class ExtraFollowsBand:
+    """Whether a call's token grid gets a pipeline-level extra (Flux's shift cap) under "auto": whether the
+    method of its band (`BandChoice`) wants it. A plain object, so a deep copy or pickle of the pipeline
+    carries it."""
+
+    def __init__(self, extra, value, choice: BandChoice):
+        self.extra, self.value, self.choice = extra, value, choice
+
+    def __call__(self, grid: Sequence[int]) -> bool:
+        return self.extra.wanted(self.choice(grid)[0].method, self.value)
 
 
 def _models_of(pipe_or_transformer) -> tuple[object, list[nn.Module]]:
@@ -250,8 +356,11 @@ def _prepare(
     cache_size: int,
     family_options: Mapping,
     main: bool,
+    bands: Sequence[dict] | None = None,
 ):
-    """Checks one model and builds its replacement rope, changing nothing: (model, family, grid, setup, rope)."""
+    """Checks one model and builds its replacement rope, changing nothing: (model, family, grid, setup, rope).
+    With `bands` ("auto") every band's method is checked and resolved for the model, and the rope chooses
+    among them per call (`BandChoice`)."""
     if HANDLE_ATTRIBUTE in vars(model):
         raise ValueError("apply_extrapolation was already applied to this transformer; call handle.remove() first")
     config = model.config
@@ -274,15 +383,52 @@ def _prepare(
         options={k: v for k, v in family_options.items() if k in family.kind.options},
         config=config,
     )
-    if extrapolation.method == "riflex" and extrapolation.riflex_index is None:
-        published = family.published_riflex(config)
-        if published is not None and published.k is None:
-            setup = dataclasses.replace(setup, riflex_off=True)
-        else:
-            k = published.k if published is not None else family.kind.riflex_index(setup)
-            setup = dataclasses.replace(setup, extrapolation=dataclasses.replace(extrapolation, riflex_index=k))
+    extrapolation, riflex_off = _resolved(family, config, setup, extrapolation)
+    setup = dataclasses.replace(setup, extrapolation=extrapolation, riflex_off=riflex_off)
+    if bands is not None:
+        resolved = []
+        for index, band in enumerate(bands):
+            method = band_extrapolation(band)
+            try:
+                _check_method(family, method)
+                method.check_axes([dims[a] for a in family.planned_axes])
+            except ValueError as error:
+                raise ValueError(f"calibration band {index} {band!r}: {error}") from None
+            resolved.append(_resolved(family, config, setup, method))
+        setup = dataclasses.replace(setup, choose=BandChoice(bands, grid, resolved))
     original = getattr(model, family.rope_attr) if family.rope_attr else None
     return model, family, grid, setup, family.kind.make_rope(original, setup)
+
+
+def _resolved(family: Family, config: Mapping, setup: RopeSetup, extrapolation: Extrapolation):
+    """(extrapolation with riflex's k filled in, riflex_off) for one model: the published k, or where its
+    authors apply none riflex_off (the table as trained), else the kind's rule."""
+    if extrapolation.method != "riflex" or extrapolation.riflex_index is not None:
+        return extrapolation, False
+    published = family.published_riflex(config)
+    if published is not None and published.k is None:
+        return extrapolation, True
+    k = published.k if published is not None else family.kind.riflex_index(setup)
+    return dataclasses.replace(extrapolation, riflex_index=k), False
+
+
+class BandChoice:
+    """ "auto"'s method per call for one model: for a token grid beyond the trained one, the band that
+    `extrapolation_bands.choose_band` picks by the grid's scale and aspect, as resolved for the model.
+
+    Args:
+        bands: the calibration's checked bands; trained_grid: the grid they are relative to (per
+            temporal/spatial axis); resolved: per band, (its Extrapolation with riflex's k, riflex_off).
+
+    Called with a token grid (per temporal/spatial axis), returns that band's (Extrapolation, riflex_off).
+    """
+
+    def __init__(self, bands: Sequence[dict], trained_grid: Sequence[int], resolved: Sequence[tuple]):
+        self.bands, self.trained_grid, self.resolved = tuple(bands), tuple(trained_grid), tuple(resolved)
+
+    def __call__(self, grid: Sequence[int]) -> tuple[Extrapolation, bool]:
+        band = choose_band(self.bands, extrapolation_scale(self.trained_grid, grid), grid_aspect(grid))
+        return self.resolved[next(i for i, b in enumerate(self.bands) if b is band)]
 
 
 def _check_model(model: nn.Module, family: Family, config: Mapping) -> None:
@@ -350,12 +496,15 @@ def _check_method(family: Family, extrapolation: Extrapolation) -> None:
 
 
 def _install(model: nn.Module, family: Family, grid, setup: RopeSetup, rope: ExtrapolatedRope) -> ModelPatch:
+    bands = key_bands(setup.options) if "reference" in family.kind.options else None
+    key_hooks = ReferenceKeys(rope, bands).install(model) if bands is not None else []  # first: it may refuse
     original = None
     if family.rope_attr is not None:
         original = getattr(model, family.rope_attr)
         _set_rope(model, family.rope_attr, rope)
     calls = attach(model, RopeCallPlan(rope, family))
-    patch = ModelPatch(model, family, setup.extrapolation, grid, rope, original, calls)
+    extrapolation = None if setup.choose is not None else setup.extrapolation  # "auto": chosen per call
+    patch = ModelPatch(model, family, extrapolation, grid, rope, original, calls, key_hooks)
     vars(model)[HANDLE_ATTRIBUTE] = patch
     return patch
 
@@ -386,7 +535,10 @@ class RopeCallPlan(CallPlan):
         rope, parameters = self.reader, forward_parameters(type(module))
         timestep = argument(self.family.time.argument, args, kwargs, parameters)
         rope.time.set(timestep)  # the latest forward's, for calls of the rope on its own
-        return CallState(self.family.time, timestep, rope.call_inputs(args, kwargs, parameters))
+        latent = None
+        if rope.reads_latent:  # sega: the whole latent, before context parallelism splits it
+            latent = latent_argument(self.family, args, kwargs, parameters)
+        return CallState(self.family.time, timestep, rope.call_inputs(args, kwargs, parameters), latent)
 
     def inputs(self, state, module, args, kwargs):
         return self.reader.before_forward(state, args, kwargs, forward_parameters(type(module)))

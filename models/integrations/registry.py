@@ -33,6 +33,7 @@ from .ropes import (
     wan_hunyuan_video,
     z_image,
 )
+from .sega_latent import sega_refusal
 
 # every family, declared in the module of its rope; a new kind of rope adds its module here
 FAMILIES: tuple[Family, ...] = tuple(
@@ -104,9 +105,9 @@ UNREACHED: dict[str, str] = {
     ),
 }
 
-# methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1): a logit scale under a
-# softmax; entropy scaling is one too (its option, any method)
-GAIN_METHODS = ("yarn", "dype-yarn", "kappa-yarn")
+# methods whose tables carry a gain (YaRN's temperature, Dy-YaRN's 0.1 ln s + 1, SEGA's magnitudes): a logit
+# scale under a softmax; entropy scaling is one too (its option, any method)
+GAIN_METHODS = ("yarn", "dype-yarn", "kappa-yarn", "sega")
 
 
 def supported_classes() -> list[str]:
@@ -144,6 +145,8 @@ def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str |
     """Why `method` (with entropy scaling or not) has no meaning for `family`, or None where it applies."""
     if family.methods and method not in family.methods:
         return f"{method} has no meaning for {family.title}: {family.methods_reason}"
+    if method == "sega" and sega_refusal(family):
+        return f"sega has no meaning for {family.title}: {sega_refusal(family)}"
     if method == "riflex" and family.temporal_axis is None:
         return f"riflex extrapolates video length; {family.title} {family.no_time_axis}"
     if family.gain_refused and (method in GAIN_METHODS or entropy_scaling):

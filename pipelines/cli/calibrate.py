@@ -21,7 +21,9 @@ import contextlib
 import sys
 
 from ..evaluation.calibrate import DEFAULT_NUM, DEFAULT_SCALES, DEFAULT_SEEDS, DEFAULT_STEPS
+from ..sampling.diffusers_families import is_family_model
 from ..training.run_folder import RunLock
+from .calibrate_pipeline import add_pipeline_arguments, run_pipeline
 from .preflight import PREFLIGHT_ERRORS, check_device, usage_error
 
 INTERRUPTED = "nothing was recorded: the model's default_extrapolation and its calibration results are as they were"
@@ -65,9 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", default=None, help="folder of the results (default: <run>/calibration)")
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda")
+    add_pipeline_arguments(parser)  # a diffusers pipeline's own flags (calibrate_pipeline.py)
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_family_model(args.model):  # a diffusers pipeline: calibrated on prompts against its own samples
+        return run_pipeline(args)
     from ..evaluation.run_calibration import prepare  # heavy: keeps --help fast
 
     held = contextlib.ExitStack()  # the run's lock and the results', for the calibration's life

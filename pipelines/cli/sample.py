@@ -4,12 +4,15 @@
     axialrope sample --model outputs/run --classes circle ring --num 8 --extrapolation dype-yarn --entropy-scaling
     axialrope sample --model moving-shapes-rope --frames 16 --extrapolation riflex --out outputs/video.gif
     axialrope sample --model path/to/FLUX.1-dev --prompt "a fox in snow" --height 2048 --width 2048 --out fox.png
+    axialrope sample --model path/to/FLUX.1-dev --calibration out/calibration.json --prompt "a fox" --width 2048
 
 The output is one PNG grid (a row per class); a video model writes <out>.gif, <out>.png (a
 row per frame), <out>.mp4 (with PyAV) and <out>_frames/, all published once complete. A
 diffusers pipeline runs with `axialrope.models.apply_extrapolation`, bf16 on CUDA.
 `--extrapolation auto` (the default) samples this project's DiTs with the method their
-pipeline records for the requested scale; for diffusers pipelines auto is "none".
+pipeline records for the requested scale; for diffusers pipelines auto is "none". With
+`--calibration OUT/calibration.json` (what `axialrope calibrate` writes) auto takes the band of
+that calibration for the requested size and aspect instead, for both kinds of model.
 """
 
 from __future__ import annotations
@@ -126,7 +129,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=AUTO,
         help="auto (default): the method the model's pipeline records for the requested scale (its "
         "model_index.json default_extrapolation, or axialrope's fallback; plain none at or below "
-        "the trained size; none for diffusers pipelines, the family's own behaviour), or one of "
+        "the trained size; none for diffusers pipelines, the family's own behaviour; with --calibration, "
+        "that calibration's band for the requested size and aspect), or one of "
         "none, pi, ntk, yarn, riflex, dype-ntk, dype-yarn, kappa-pi, kappa-ntk or kappa-yarn; "
         "NAME+entropy adds entropy scaling",
     )
@@ -134,6 +138,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--entropy-scaling",
         action="store_true",
         help="scale attention logits by sqrt(log N / log N_train) (default: off)",
+    )
+    parser.add_argument(
+        "--calibration",
+        default=None,
+        metavar="CALIBRATION_JSON",
+        help="a calibration.json (axialrope calibrate writes OUT/calibration.json): --extrapolation auto then "
+        "samples with its band for the requested size and aspect, with that band's entropy scaling and options "
+        "(a diffusers pipeline or this project's model alike; default: none)",
     )
     parser.add_argument(
         "--out",
@@ -176,6 +188,41 @@ def split_family_options(options: dict) -> tuple[dict, dict]:
         {k: v for k, v in options.items() if k not in FAMILY_OPTIONS},
         {k: v for k, v in options.items() if k in FAMILY_OPTIONS},
     )
+
+
+def check_calibration_flags(args: argparse.Namespace, extrapolation_options: dict) -> None:
+    """ValueError for flags that `--calibration` does not take beside it: a method other than auto, entropy
+    scaling or Extrapolation options (the calibration's bands carry their own)."""
+    if args.extrapolation != AUTO:
+        raise ValueError(
+            f"--calibration is read by --extrapolation auto (the default), not --extrapolation {args.extrapolation}"
+        )
+    if args.entropy_scaling:
+        raise ValueError("--entropy-scaling with --calibration: the calibration's bands say where it is on")
+    if extrapolation_options:
+        raise ValueError(
+            f"--option {next(iter(extrapolation_options))} with --calibration: the calibration's bands carry each "
+            "method's options"
+        )
+
+
+def read_calibration_flag(args: argparse.Namespace, video: bool | None = None):
+    """The `Calibration` --calibration names, checked (its errors before the weights load)."""
+    from axialrope.models.calibration_file import read_calibration  # heavy (axialrope.models): keeps --help fast
+
+    return read_calibration(args.calibration, video=video)
+
+
+def use_calibration(pipe, args: argparse.Namespace) -> None:
+    """Makes `pipe` (this project's) pick auto's method from --calibration's bands instead of its own
+    default_extrapolation, for this command only; ValueError where its trained grid is not the model's."""
+    calibration = read_calibration_flag(args, video=pipe.is_video)
+    if calibration.trained_grid != tuple(pipe.transformer.base_grid):
+        raise ValueError(
+            f"--calibration {calibration.source}: its bands are relative to trained_grid "
+            f"{list(calibration.trained_grid)}, this model's is {list(pipe.transformer.base_grid)} tokens"
+        )
+    pipe.set_default_extrapolation(list(calibration.bands))
 
 
 def plain_extrapolation(entropy_scaling: bool):
@@ -265,9 +312,14 @@ def run_family(args: argparse.Namespace) -> int:
             if expected is not None:  # a local folder: check --out before loading the weights
                 check_output(args.out, video=expected)
             extrapolation_options, family_options = split_family_options(parse_options(args.option))
-            extrapolation = make_extrapolation(
-                args.extrapolation, args.entropy_scaling, extrapolation_options, auto=plain_extrapolation
-            )
+            if args.calibration is not None:  # auto, chosen per call by apply_extrapolation from the bands
+                check_calibration_flags(args, extrapolation_options)
+                read_calibration_flag(args)
+                extrapolation, family_options = AUTO, {**family_options, "calibration": args.calibration}
+            else:
+                extrapolation = make_extrapolation(
+                    args.extrapolation, args.entropy_scaling, extrapolation_options, auto=plain_extrapolation
+                )
             outputs = held.enter_context(sample_outputs(args.out))  # another command writing them: refused
             pipe = family_pipeline(args)
             video = is_video_pipeline(pipe)
@@ -281,11 +333,14 @@ def run_family(args: argparse.Namespace) -> int:
         except OSError as error:
             return write_error("sample", out, error)
     size = tuple(result.shape[-2:])
-    method = f"{AUTO}: {extrapolation.method}" if is_auto(args.extrapolation) else extrapolation.method
+    if args.calibration is not None:
+        method = f"{AUTO} from {args.calibration}"
+    else:
+        method = f"{AUTO}: {extrapolation.method}" if is_auto(args.extrapolation) else extrapolation.method
+        method += " + entropy scaling" if extrapolation.entropy_scaling else ""
     print(
         f"wrote {shown} ({size[0]}x{size[1]}{f', {result.shape[1]} frames' if video else ''}, "
-        f"{type(pipe).__name__}, extrapolation {method}"
-        f"{' + entropy scaling' if extrapolation.entropy_scaling else ''}) in {time.perf_counter() - started:.1f} s"
+        f"{type(pipe).__name__}, extrapolation {method}) in {time.perf_counter() - started:.1f} s"
     )
     return 0
 
@@ -378,11 +433,16 @@ def run(args: argparse.Namespace) -> int:
         try:
             check_sample_arguments(args)  # device, --out, numbers: before the model loads
             outputs = held.enter_context(sample_outputs(args.out))  # another command writing them: refused
+            if args.calibration is not None:  # its flags and file: before the model loads
+                check_calibration_flags(args, split_family_options(parse_options(args.option))[0])
+                read_calibration_flag(args)
             pipe = load_pipeline(args.model, args.device)
             out = check_output(args.out, video=pipe.is_video)
             options, family_options = split_family_options(parse_options(args.option))
             if family_options:
                 raise ValueError(f"--option {next(iter(family_options))} is for diffusers pipelines")
+            if args.calibration is not None:
+                use_calibration(pipe, args)  # auto picks from its bands, not the pipeline's model_index.json
             # auto: the pipeline's pick for the requested size (a bad size raises the pipeline's own error here)
             resolve = functools.partial(pipe.resolve_extrapolation, args.height, args.width, args.frames)
             extrapolation = make_extrapolation(args.extrapolation, args.entropy_scaling, options, auto=resolve)

@@ -1,11 +1,11 @@
 """A pipeline's `default_extrapolation`: which method `extrapolation="auto"` samples each scale with.
 
-The bands are a list sorted by scale, each {"up_to_scale": float, "method": str,
-"entropy_scaling": bool}, optionally with "measured": str (how the choice was measured);
-the last band's up_to_scale may be None ("and beyond"). The scale of a requested grid is
-its largest ratio, over the axes, to the trained token grid. A pipeline keeps the bands in
-its model_index.json, where benchmarks/extrapolation.py records them for the bundled
-models and a user may edit them.
+The bands (a list sorted by scale, each {"up_to_scale": float, "method": str, "entropy_scaling": bool},
+optionally with "measured", "aspect" and "options") and the one rule that picks a band for a requested
+grid live in the models layer, `axialrope.models.extrapolation_bands`, which `apply_extrapolation`
+shares; their names stay importable from here. A pipeline keeps the bands in its model_index.json,
+where benchmarks/extrapolation.py and `axialrope calibrate` record them and a user may edit them;
+this module reads and writes them there, and holds the fallback bands of a pipeline that records none.
 
     bands = check_default_extrapolation([{"up_to_scale": 2.0, "method": "pi", "entropy_scaling": True},
                                          {"up_to_scale": None, "method": "dype-yarn", "entropy_scaling": False}])
@@ -15,14 +15,19 @@ models and a user may edit them.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from axialrope import Extrapolation
-from axialrope.validation import is_real
+from axialrope.models.extrapolation_bands import (  # the band format and its one selection rule live in models
+    BAND_KEYS,
+    OPTIONAL_BAND_KEYS,
+    band_for_scale,
+    check_default_extrapolation,
+    extrapolation_scale,
+    select_extrapolation,
+)
 
 from ..paths import check_output_folder, fsync_path
 
@@ -36,68 +41,6 @@ FALLBACK_EXTRAPOLATION = [
     {"up_to_scale": 2.5, "method": "kappa-pi", "entropy_scaling": True},
     {"up_to_scale": None, "method": "dype-yarn", "entropy_scaling": False},
 ]
-BAND_KEYS = ("up_to_scale", "method", "entropy_scaling")  # every band has these
-OPTIONAL_BAND_KEYS = ("measured",)  # free text: how the band's choice was measured
-
-
-def check_default_extrapolation(bands, video: bool | None = None) -> list[dict] | None:
-    """`bands`, a `default_extrapolation`, checked; returned as a fresh list of fresh dicts (None stays None).
-
-    A list of bands sorted by scale, each {"up_to_scale": float, "method": str, "entropy_scaling": bool},
-    optionally with "measured": str (a note, kept). up_to_scale is positive and increasing; the last band's
-    may be None: "and beyond". `video=False` (an image model) also refuses riflex, a method for video only.
-    TypeError when `bands` is not a list; ValueError naming the band for anything else.
-    """
-    if bands is None:
-        return None
-    if not isinstance(bands, (list, tuple)):
-        raise TypeError(
-            f"default_extrapolation must be a list of bands "
-            f"({{'up_to_scale': ..., 'method': ..., 'entropy_scaling': ...}}) or None, "
-            f"got {type(bands).__name__}"
-        )
-    checked, previous = [], 0.0
-    for index, band in enumerate(bands):
-        checked.append(_check_band(band, index, index == len(bands) - 1, previous, video))
-        previous = checked[-1]["up_to_scale"]
-    return checked
-
-
-def _check_band(band, index: int, last: bool, previous: float, video: bool | None) -> dict:
-    """One band of a `default_extrapolation`, checked (up_to_scale above `previous`); a copy."""
-
-    def bad(problem: str) -> ValueError:
-        return ValueError(f"default_extrapolation band {index} {band!r}: {problem}")
-
-    if not isinstance(band, dict):
-        raise bad(f"a band must be a dict with keys {', '.join(BAND_KEYS)}")
-    missing = [key for key in BAND_KEYS if key not in band]
-    unknown = [key for key in band if key not in BAND_KEYS + OPTIONAL_BAND_KEYS]
-    if missing or unknown:
-        problem = f"missing {', '.join(missing)}" if missing else f"unknown key(s) {', '.join(map(repr, unknown))}"
-        raise bad(f"{problem}; a band has keys {', '.join(BAND_KEYS)} (and optionally {', '.join(OPTIONAL_BAND_KEYS)})")
-    scale = band["up_to_scale"]
-    if scale is None:
-        if not last:  # a band after an open one could never be chosen
-            raise bad('up_to_scale null ("and beyond") is only allowed on the last band')
-    elif not is_real(scale) or not math.isfinite(scale) or scale <= 0:
-        raise bad(f"up_to_scale must be a positive number (or null on the last band), got {scale!r}")
-    elif scale <= previous:
-        raise bad(f"up_to_scale must increase from band to band, got {scale!r} after {previous!r}")
-    method, entropy_scaling = band["method"], band["entropy_scaling"]
-    if not isinstance(method, str):
-        raise bad(f"method must be a method name, got {method!r}")
-    if not isinstance(entropy_scaling, bool):
-        raise bad(f"entropy_scaling must be true or false, got {entropy_scaling!r}")
-    if "measured" in band and not isinstance(band["measured"], str):
-        raise bad(f"measured must be a string (a note), got {band['measured']!r}")
-    try:
-        Extrapolation(method, entropy_scaling=entropy_scaling)  # the method names axialrope knows
-    except ValueError as error:
-        raise bad(str(error)) from None
-    if video is False and method == "riflex":
-        raise bad("riflex extrapolates video length; this is an image model")
-    return {**band, "up_to_scale": None if scale is None else float(scale)}
 
 
 def write_default_extrapolation(folder: str | Path, bands: list[dict] | None) -> Path:
@@ -171,15 +114,16 @@ def write_default_extrapolations(folders: Sequence[str | Path], bands: list[dict
     return [path for _, path, _ in staged]
 
 
-def extrapolation_scale(train_grid: Sequence[int], grid: Sequence[int]) -> float:
-    """How far `grid` goes beyond `train_grid` (token grids): the largest ratio over the axes."""
-    return max(n / t for t, n in zip(train_grid, grid, strict=True))
-
-
-def band_for_scale(bands: Sequence[dict], scale: float) -> dict:
-    """The band of checked `bands` that covers `scale`: the first with up_to_scale >= scale (None: no
-    limit), the last band if `scale` is beyond every one of them."""
-    for band in bands:
-        if band["up_to_scale"] is None or scale <= band["up_to_scale"]:
-            return band
-    return bands[-1]
+__all__ = [
+    "BAND_KEYS",
+    "FALLBACK_EXTRAPOLATION",
+    "OPTIONAL_BAND_KEYS",
+    "band_for_scale",
+    "carried_default_extrapolation",
+    "check_default_extrapolation",
+    "check_defaults_writable",
+    "extrapolation_scale",
+    "select_extrapolation",
+    "write_default_extrapolation",
+    "write_default_extrapolations",
+]

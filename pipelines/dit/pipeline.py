@@ -13,6 +13,7 @@ Importing this module registers `AxialDiTPipeline` with diffusers (`registration
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,12 +43,7 @@ from ..objectives import (
     scaled_model_input,
     scheduler_step_kwargs,
 )
-from .default_extrapolation import (
-    FALLBACK_EXTRAPOLATION,
-    band_for_scale,
-    check_default_extrapolation,
-    extrapolation_scale,
-)
+from .default_extrapolation import FALLBACK_EXTRAPOLATION, check_default_extrapolation, select_extrapolation
 from .extrapolation_names import AUTO, make_extrapolation
 from .registration import LEGACY_CLASS_NAMES, is_axialrope_index, register_with_diffusers
 from .schedulers import OBJECTIVE_NAMES, check_scheduler, make_scheduler, scheduler_objective
@@ -350,8 +346,10 @@ class AxialDiTPipeline(DiffusionPipeline):
         """The `Extrapolation` that `extrapolation="auto"` samples this size with (default: the trained size).
 
         For the scale s (the largest ratio over the axes of requested to trained tokens): "none" if s <= 1; else
-        the method and entropy_scaling of the band of `default_extrapolation` (or `FALLBACK_EXTRAPOLATION`) that
-        covers s, the last band beyond them all. A sin-cos model gets "none" with the band's entropy_scaling.
+        the method, entropy_scaling and options of the band of `default_extrapolation` (or
+        `FALLBACK_EXTRAPOLATION`) that covers s, among those of the nearest aspect where bands record one
+        (`axialrope.models.extrapolation_bands.select_extrapolation`), the last band beyond them all. A
+        sin-cos model gets "none" with the band's entropy_scaling.
         `entropy_scaling=True` turns entropy scaling on in any case.
         """
         return self._auto_extrapolation(
@@ -362,13 +360,12 @@ class AxialDiTPipeline(DiffusionPipeline):
         """`resolve_extrapolation` for a token grid."""
         if not isinstance(entropy_scaling, bool):
             raise TypeError(f"entropy_scaling must be a bool, got {type(entropy_scaling).__name__}")
-        scale = extrapolation_scale(self.transformer.base_grid, grid)
-        if scale <= 1:
-            return Extrapolation("none", entropy_scaling=entropy_scaling)
-        band = band_for_scale(self.config.get("default_extrapolation") or FALLBACK_EXTRAPOLATION, scale)
-        # DiTExtrapolation refuses RoPE methods on absolute positions; the band's logit scaling still applies
-        method = "none" if self.transformer.rope is None else band["method"]
-        return Extrapolation(method, entropy_scaling=band["entropy_scaling"] or entropy_scaling)
+        bands = self.config.get("default_extrapolation") or FALLBACK_EXTRAPOLATION
+        chosen = select_extrapolation(bands, self.transformer.base_grid, grid)  # by scale and aspect
+        if self.transformer.rope is None:
+            # DiTExtrapolation refuses RoPE methods on absolute positions; the band's logit scaling still applies
+            chosen = Extrapolation("none", entropy_scaling=chosen.entropy_scaling)
+        return dataclasses.replace(chosen, entropy_scaling=chosen.entropy_scaling or entropy_scaling)
 
     def _scheduler(self, scheduler) -> object:
         """The scheduler of one call: the pipeline's own (None), a fresh one by name, or an instance; each

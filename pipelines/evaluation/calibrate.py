@@ -408,10 +408,15 @@ def calibrate(
     guidance_scale: float | None = None,
     class_labels=None,
     progress: bool = True,
+    **pipeline_settings,
 ) -> Calibration:
     """Measure every method at each scale on `reference_images` (a folder, as training reads one; a tensor
     (n, 3, H, W) in [0, 1]; or PIL images) or, with None, by the reference-free score against the model's own
     samples at its trained size; record the best per scale as `pipe`'s `default_extrapolation`.
+
+    A diffusers pipeline of a registered family (Flux, Qwen-Image, Wan, ...) goes to
+    `diffusers_calibration.calibration.calibrate_pipeline`: `calibrate(pipe, prompts, sizes=[...], out=...)`;
+    scales, num, steps and seeds left at the values below take that function's defaults, as the CLI does.
 
     pipe: an `AxialDiTPipeline` (a video model only with reference_images None: in time, its scales lengthen the
     clip); scales: side (frame count) ratios above 1; methods: labels such as "pi" or "yarn+entropy" (default: all,
@@ -420,8 +425,20 @@ def calibrate(
     `bands`, `to_dict()`: calibration.json); `pipe.save_pretrained` then writes the default. ValueError, before
     any sampling, naming the argument that is wrong. See docs/extrapolation.md.
     """
-    from .references import ReferenceImages  # heavy: keeps --help fast
+    from .diffusers_calibration.calibration import calibrate_pipeline, is_family_pipeline  # heavy: keeps --help fast
+    from .references import ReferenceImages
 
+    if is_family_pipeline(pipe):  # prompts in place of reference images; sizes or frames in place of the scales
+        if class_labels is not None:
+            raise TypeError("class_labels: a diffusers pipeline is calibrated on prompts, not class labels")
+        # the shared arguments left at their defaults take the pipeline calibration's own
+        given = dict(scales=scales if scales is None else tuple(scales), num=num, steps=steps, seeds=seeds)
+        defaults = dict(scales=DEFAULT_SCALES, num=DEFAULT_NUM, steps=DEFAULT_STEPS, seeds=DEFAULT_SEEDS)
+        shared = {name: value for name, value in given.items() if value != defaults[name]}
+        shared.update(methods=methods, guidance_scale=guidance_scale, progress=progress)
+        return calibrate_pipeline(pipe, reference_images, **shared, **pipeline_settings)
+    if pipeline_settings:
+        raise TypeError(f"calibrate() got unexpected keyword arguments {sorted(pipeline_settings)}")
     if pipe.is_video and reference_images is not None:
         raise ValueError(
             "reference_images: a video model is calibrated by the reference-free score only (real clips are not "

@@ -88,8 +88,9 @@ def check_family_folder(model: str) -> None:
         )
 
 
-def load_family_pipeline(model: str, device: str = "auto"):
-    """The diffusers pipeline in a folder (or a hub id, through diffusers), on `device`, bf16 on CUDA.
+def load_family_pipeline(model: str, device: str = "auto", dtype: torch.dtype | None = None):
+    """The diffusers pipeline in a folder (or a hub id, through diffusers), on `device`, in `dtype` (default bf16
+    on CUDA, else float32).
 
     Raises ValueError with one line when it cannot be loaded (not a folder and not reachable on
     the hub, a folder whose transformer is of no registered family, a pipeline without a transformer).
@@ -100,7 +101,8 @@ def load_family_pipeline(model: str, device: str = "auto"):
     check_family_folder(model)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
+    if dtype is None:
+        dtype = torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
     local = Path(model).is_dir()
     verbosity = diffusers_logging.get_verbosity()
     diffusers_logging.set_verbosity_error()  # the hub's retries and warnings would bury the one line we print

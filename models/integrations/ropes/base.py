@@ -36,11 +36,13 @@ from . import graph_call
 
 
 class CallState(StepTime):
-    """One forward's state: its timestep and the kind's inputs (e.g. Flux's whole ids)."""
+    """One forward's state: its timestep, the kind's inputs (e.g. Flux's whole ids) and, for a method planned
+    from the latent (sega), the forward's whole latent and what was read from it (`spectra`, per grid)."""
 
-    def __init__(self, rule: Timestep, timestep, inputs: dict):
+    def __init__(self, rule: Timestep, timestep, inputs: dict, latent=None):
         super().__init__(rule, timestep)
         self.inputs = inputs
+        self.latent, self.spectra = latent, {}
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ class RopeSetup:
     dims, thetas: per rope axis (reference axes included); trained_grid: per planned axis.
     riflex_off: riflex leaves the table as trained (the authors apply no k to this model).
     options: the kind's own keyword options; config: the model's config.
+    choose: where the method is chosen per call (`auto` with a calibration), a callable giving for a
+        token grid beyond the trained one (extrapolation, riflex_off); None: `extrapolation` everywhere.
     """
 
     family: Family
@@ -61,6 +65,7 @@ class RopeSetup:
     riflex_off: bool = False
     options: Mapping = field(default_factory=dict)
     config: Mapping = field(default_factory=dict)
+    choose: Callable | None = None
 
 
 class RopeKind:
@@ -138,6 +143,17 @@ class ExtrapolatedRope(nn.Module):
     def t(self) -> float:
         return self.call_state().value()
 
+    def t_for(self, extrapolation: Extrapolation) -> float:
+        """The call's diffusion time as the timestep-dependent `extrapolation` reads it (default: `t()`)."""
+        return self.t()
+
+    def method_for(self, grid: Sequence[int]) -> tuple[Extrapolation, bool]:
+        """(the method, riflex_off) for a token grid: the setup's own, or where the setup chooses per call
+        (`RopeSetup.choose`) the one chosen for this grid."""
+        if self.setup.choose is None:
+            return self.extrapolation, self.setup.riflex_off
+        return self.setup.choose(tuple(grid))
+
     # -- the plan -------------------------------------------------------------------------------------
 
     def token_spacing(self) -> Sequence[float] | None:
@@ -162,15 +178,17 @@ class ExtrapolatedRope(nn.Module):
         grid = tuple(int(n) for n in grid)
         if self.within_grid(grid):
             return None  # every method is the trained encoding here; no timestep is read
+        extrapolation, riflex_off = self.method_for(grid)
         t = None
-        if self.extrapolation.is_timestep_dependent:
-            t = self.t() if time is None else time
+        if extrapolation.is_timestep_dependent:
+            t = self.t_for(extrapolation) if time is None else time
+        spectrum = self.call_spectrum(grid, extrapolation) if extrapolation.is_latent_dependent else None
         spacing = self.token_spacing() if token_spacing is None else tuple(token_spacing)
-        key = (grid, t, spacing)
+        key = (grid, t, spacing, spectrum)
         plan = self._plans.get(key, False)
         if plan is False:
-            plan = self.extrapolation.plan(self.trained_grid, grid, t, token_spacing=spacing)
-            if self.setup.riflex_off:
+            plan = extrapolation.plan(self.trained_grid, grid, t, token_spacing=spacing, spectrum=spectrum)
+            if riflex_off:
                 plan = RopePlan((None,) * len(grid), plan.logit_scale, (1.0,) * len(grid))
             axes = self.planned_axes()
             unchanged = (scaling_is_identity(*axis, s) for s, axis in zip(plan.scalings, axes, strict=True))
@@ -180,6 +198,30 @@ class ExtrapolatedRope(nn.Module):
                 self._plans = {}
             self._plans[key] = plan
         return plan
+
+    @property
+    def reads_latent(self) -> bool:
+        """Whether a method this rope may use reads the call's latent (sega; under "auto", any band's)."""
+        choose = self.setup.choose
+        methods = [self.extrapolation] if choose is None else [method for method, _ in choose.resolved]
+        return any(method.is_latent_dependent for method in methods)
+
+    def call_spectrum(self, grid: tuple[int, ...], extrapolation: Extrapolation):
+        """sega's reading of this call's whole latent (`CallState.latent`, taken before any context-parallel split)
+        on the global token `grid`, once per call and grid; None outside a forward (the rope called on its own:
+        every pair then gets m_ref)."""
+        state = self.call_state()
+        latent = getattr(state, "latent", None)
+        if latent is None:
+            return None
+        if grid not in state.spectra:
+            try:
+                state.spectra[grid] = extrapolation.spectrum(latent, grid)
+            except (TypeError, ValueError) as error:
+                raise ValueError(
+                    f"sega cannot read {self.setup.family.title}'s latent on the grid {grid}: {error}"
+                ) from None
+        return state.spectra[grid]
 
     def axis_scalings(self, plan: RopePlan) -> tuple:
         """The plan's scalings per rope axis (None on reference axes)."""
@@ -261,7 +303,8 @@ class ExtrapolatedRope(nn.Module):
         return tuple(tensors)
 
     def extra_repr(self) -> str:
-        return f"method={self.extrapolation.method!r}, trained_grid={self.trained_grid}"
+        method = "auto" if self.setup.choose is not None else self.extrapolation.method
+        return f"method={method!r}, trained_grid={self.trained_grid}"
 
 
 # -- tables ---------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -31,7 +32,7 @@ import torch
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, ids_table, plan_key, tensor_key
-from .references import Extent, cover_map, reference_rule
+from .references import Extent, cover_map, reference_rule, refuse_untwist
 
 # -- DyPE's cap of Flux's schedule shift ------------------------------------------------------------
 # DyPE's cap of Flux's schedule shift, installed on a pipeline by `apply_extrapolation`.
@@ -51,6 +52,8 @@ from .references import Extent, cover_map, reference_rule
 #   a grid never serves a second schedule) and caps mu by it. Without one (a call outside a patched
 #   pipeline, e.g. one made by `from_pipe` sharing the scheduler) the image's token count is read back
 #   from mu and an image with more tokens than the trained grid is capped.
+# Under `auto` with bands of which some want the cap and some not, `applies` says per call whether its
+# grid's band wants it; such a call needs its grid recorded (a call of the patched pipeline).
 
 # (the scheduler the grid is for, the grid in tokens) of the pipeline call under way in this context
 _CALL_GRID: ContextVar[tuple[object, tuple[int, ...]] | None] = ContextVar("axialrope_flux_call_grid", default=None)
@@ -90,10 +93,15 @@ class CappedSetTimesteps:
     """`scheduler.set_timesteps` with DyPE's cap (module docstring), set on the scheduler it holds.
 
     original: the scheduler's own instance attribute it replaced, or None (then the class's method).
+    applies: None (every call beyond the trained grid is capped), or a callable telling for a call's token
+        grid whether its method takes the cap (`auto` with bands that differ on it).
     """
 
-    def __init__(self, scheduler, trained_grid: Sequence[int], original: Callable | None = None):
+    def __init__(
+        self, scheduler, trained_grid: Sequence[int], original: Callable | None = None, applies: Callable | None = None
+    ):
         self.scheduler, self.trained_grid, self.original = scheduler, tuple(trained_grid), original
+        self.applies = applies
 
     def method(self) -> Callable:
         """The set_timesteps it caps, bound to its scheduler."""
@@ -107,9 +115,21 @@ class CappedSetTimesteps:
 
     def __call__(self, *args, **kwargs):
         grid = take_grid(self.scheduler)
-        if kwargs.get("mu") is not None:
+        if kwargs.get("mu") is not None and self._applies(grid):
             kwargs["mu"] = capped_shift(kwargs["mu"], self.scheduler.config, grid, self.trained_grid)
         return self.method()(*args, **kwargs)
+
+    def _applies(self, grid) -> bool:
+        if self.applies is None:
+            return True
+        if grid is None:
+            raise ValueError(
+                "this scheduler's shift cap follows each call's band of an `auto` calibration, which needs the "
+                "call's size, recorded only by the pipeline apply_extrapolation patched (not one sharing its "
+                "scheduler, e.g. made by from_pipe): sample through that pipeline, or apply with shift_cap=True "
+                "or shift_cap=False"
+            )
+        return bool(self.applies(tuple(grid)))
 
 
 class RecordingCheckInputs:
@@ -120,8 +140,16 @@ class RecordingCheckInputs:
     factor: pixels per token (the VAE's scale times Flux's 2 x 2 packing).
     """
 
-    def __init__(self, pipeline, trained_grid: Sequence[int], factor: int, original: Callable | None = None):
+    def __init__(
+        self,
+        pipeline,
+        trained_grid: Sequence[int],
+        factor: int,
+        original: Callable | None = None,
+        applies: Callable | None = None,
+    ):
         self.pipeline, self.trained_grid, self.factor, self.original = pipeline, tuple(trained_grid), factor, original
+        self.applies = applies
         self.installed: list = []
 
     def method(self) -> Callable:
@@ -138,7 +166,7 @@ class RecordingCheckInputs:
         result = method(*args, **kwargs)
         scheduler = self.pipeline.scheduler
         if not is_capped(scheduler):  # replaced since apply_extrapolation: the cap goes with the pipeline
-            install(scheduler, self.trained_grid)
+            install(scheduler, self.trained_grid, self.applies)
             self.installed.append(scheduler)
         bound = inspect.signature(method).bind_partial(*args, **kwargs).arguments
         height, width = bound.get("height"), bound.get("width")
@@ -160,8 +188,9 @@ def is_capped(scheduler) -> bool:
     return isinstance(vars(scheduler).get("set_timesteps"), CappedSetTimesteps)
 
 
-def install(scheduler, trained_grid: Sequence[int]) -> None:
-    vars(scheduler)["set_timesteps"] = CappedSetTimesteps(scheduler, trained_grid, vars(scheduler).get("set_timesteps"))
+def install(scheduler, trained_grid: Sequence[int], applies: Callable | None = None) -> None:
+    original = vars(scheduler).get("set_timesteps")
+    vars(scheduler)["set_timesteps"] = CappedSetTimesteps(scheduler, trained_grid, original, applies)
 
 
 def uninstall(scheduler) -> None:
@@ -174,6 +203,61 @@ def uninstall(scheduler) -> None:
             vars(scheduler)["set_timesteps"] = capped.original
 
 
+class UncappedScheduleCheck:
+    """A forward pre-hook on the patched transformer: warns, once, when a call beyond the trained grid runs on a
+    schedule that none of the capped schedulers made.
+
+    The transformer keeps DyPE's rope whichever pipeline calls it, but only the schedulers `apply_extrapolation`
+    capped (and those a patched pipeline was given since) carry DyPE's shift. A pipeline made by
+    `from_pipe(pipe, scheduler=other)`, or a loop of the user's own with another scheduler, would give half the
+    method without a word. Its schedule shows in the timesteps: each call's is looked up among the capped
+    schedulers' current timesteps (the first step, t = 1, is in every schedule; the second tells). Only the
+    generated image's grid counts (Kontext's references carry another index), read from `img_ids` only when the
+    timestep is foreign, so calls on a capped schedule cost one host read of the timestep.
+    """
+
+    def __init__(self, recorder: RecordingCheckInputs):
+        self.recorder, self.warned = recorder, False
+
+    def capped_schedulers(self) -> list:
+        return [s for s in (self.recorder.pipeline.scheduler, *self.recorder.installed) if is_capped(s)]
+
+    @torch.compiler.disable
+    def __call__(self, module, args, kwargs):
+        timestep, ids = kwargs.get("timestep"), kwargs.get("img_ids")
+        if self.warned or not isinstance(timestep, torch.Tensor) or not isinstance(ids, torch.Tensor):
+            return None
+        t = float(timestep.reshape(-1)[0]) * 1000.0  # Flux pipelines pass sigma = t / 1000
+        for scheduler in self.capped_schedulers():
+            known = getattr(scheduler, "timesteps", None)
+            if isinstance(known, torch.Tensor) and _among(t, known):
+                return None
+        rows = ids.reshape(-1, ids.shape[-1])
+        generated = rows[rows[:, 0] == 0]
+        if generated.numel() == 0:
+            return None
+        grid = (int(generated[:, 1].max()) + 1, int(generated[:, 2].max()) + 1)
+        if all(n <= trained for n, trained in zip(grid, self.recorder.trained_grid, strict=True)):
+            return None
+        self.warned = True
+        warnings.warn(
+            f"this Flux transformer carries a DyPE method with its shift cap, but the schedule of this call at a "
+            f"{grid[0]} x {grid[1]} token grid (beyond the trained {self.recorder.trained_grid}) comes from a "
+            "scheduler without the cap (a pipeline made by from_pipe(..., scheduler=...) or a loop with a scheduler "
+            "of its own): call apply_extrapolation on that pipeline, or pass shift_cap=False to use the method "
+            "without DyPE's shift",
+            UserWarning,
+            stacklevel=2,
+        )
+        return None
+
+
+def _among(t: float, timesteps: torch.Tensor) -> bool:
+    """Whether timestep `t` (0..1000) is one of `timesteps`, to the precision a bf16 sigma keeps."""
+    known = timesteps.detach().to("cpu", torch.float64)
+    return bool(torch.isclose(known, torch.full_like(known, t), rtol=4e-3, atol=0.1).any())
+
+
 @dataclass(frozen=True)
 class FluxShiftCap:
     """The `shift_cap` option of Flux pipelines: None (on with the dype-* methods), True, False."""
@@ -181,12 +265,19 @@ class FluxShiftCap:
     option: str = "shift_cap"
     patch: int = 2  # Flux packs 2 x 2 latent pixels into a token
 
-    def install(self, pipeline, method: str, value, trained_grid: Sequence[int]) -> list[Callable[[], None]]:
-        """Caps the pipeline's scheduler and records each call's grid (module docstring); returns the undo."""
+    def wanted(self, method: str, value) -> bool:
+        """Whether the cap goes with `method` under the option's `value` (None: with the dype-* methods)."""
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"shift_cap must be True, False or None, got {value!r}")
-        wanted = method.startswith("dype-") if value is None else value
-        if not wanted:
+        return method.startswith("dype-") if value is None else value
+
+    def install(
+        self, pipeline, method: str, value, trained_grid: Sequence[int], applies: Callable | None = None
+    ) -> list[Callable[[], None]]:
+        """Caps the pipeline's scheduler and records each call's grid (module docstring); returns the undo.
+        `applies` (`auto` with bands that differ on the cap, `method` then one that takes it): per call's
+        token grid, whether its band's method takes the cap."""
+        if not self.wanted(method, value):
             return []
         scheduler = getattr(pipeline, "scheduler", None)
         if scheduler is None or not hasattr(scheduler, "set_timesteps"):
@@ -201,12 +292,15 @@ class FluxShiftCap:
                 f"{type(pipeline).__name__}'s scheduler already carries a shift cap (another patched pipeline "
                 "shares it); remove that extrapolation first"
             )
-        install(scheduler, trained_grid)
+        install(scheduler, trained_grid, applies)
         factor = getattr(pipeline, "vae_scale_factor", 8) * self.patch
-        recorder = RecordingCheckInputs(pipeline, trained_grid, factor, vars(pipeline).get("check_inputs"))
+        recorder = RecordingCheckInputs(pipeline, trained_grid, factor, vars(pipeline).get("check_inputs"), applies)
         vars(pipeline)["check_inputs"] = recorder
+        check = UncappedScheduleCheck(recorder)
+        hook = pipeline.transformer.register_forward_pre_hook(check, with_kwargs=True)
 
         def undo():
+            hook.remove()
             if vars(pipeline).get("check_inputs") is recorder:
                 if recorder.original is None:
                     del vars(pipeline)["check_inputs"]
@@ -243,6 +337,9 @@ class IdsKind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> IdsRope:
         reference_rule(setup.options)
+        if self.reference_ids is not None or self.text_ids is None:
+            where = "in an argument apart" if self.text_ids is not None else "beside text rows in one argument"
+            refuse_untwist(setup.options, setup.family.title, f"its references' ids arrive {where}")
         return IdsRope(original, setup)
 
 
@@ -284,6 +381,7 @@ class IdsRope(ExtrapolatedRope):
     def _reset_caches(self) -> None:
         super()._reset_caches()
         self._layout_of: tuple = (((), ()), None)  # ((anchors, keys), layout): steps reuse it, no host read
+        self._rows_of: tuple = ((None, None), None)  # ((anchor, key), reference rows), as the layout
 
     def call_inputs(self, args, kwargs, parameters) -> dict:
         kind = self.setup.family.kind
@@ -299,6 +397,20 @@ class IdsRope(ExtrapolatedRope):
         if hasattr(state, "inputs"):
             return state.inputs
         return {"text": self.text_ids, "image": self.image_ids, "reference": self.reference_ids}
+
+    def reference_rows(self) -> torch.Tensor | None:
+        """(rows,) bool on the CPU over the forward's image ids: True at a reference image's rows (another
+        value than the output's on the index axis); None without image ids. One host read per new ids."""
+        image = self.whole_ids()["image"]
+        if image is None:
+            return None
+        key = storage_key(image)
+        (_, known), rows = self._rows_of
+        if known != key:
+            kind = self.setup.family.kind
+            rows = image.detach()[:, kind.index_axis].to("cpu") != kind.output_index
+            self._rows_of = ((image, key), rows)
+        return rows
 
     def token_spacing(self):
         spacing = self.setup.family.kind.spacing

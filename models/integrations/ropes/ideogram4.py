@@ -48,7 +48,8 @@ def interleaved_angles(
     freqs, gains = torch.empty_like(trained), torch.empty_like(trained)
     for axis, scaling in enumerate(scalings):
         scaled, factor = rope_frequencies(head_dim, theta, scaling)
-        freqs[axes == axis], gains[axes == axis] = scaled[axes == axis], factor
+        chosen = axes == axis  # sega's factor is one per pair of the whole list
+        freqs[chosen], gains[chosen] = scaled[chosen], factor[chosen] if torch.is_tensor(factor) else factor
     distance = (ids - origin).gather(-1, axes.expand(*ids.shape[:-1], -1))  # (..., pairs)
     return origin[axes] * trained + distance * freqs, gains
 

@@ -31,8 +31,8 @@ from typing import ClassVar
 import torch
 
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
-from .base import ExtrapolatedRope, RopeKind, RopeSetup, axial_table, grid_table, plan_key
-from .references import Extent, cover_map, reference_rule
+from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axial_table, grid_table, plan_key
+from .references import Extent, cover_map, key_bands, reference_rule, refuse_untwist
 
 DYPE_VARIANTS = ("qwen", "flux")
 
@@ -46,6 +46,8 @@ class QwenKind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> QwenRope:
         reference_rule(setup.options)
+        if setup.config.get("use_layer3d_rope", False):
+            refuse_untwist(setup.options, setup.family.title, "Qwen-Image-Layered's images are layers, not references")
         variant = setup.options.get("dype_variant", "qwen")
         if variant not in DYPE_VARIANTS:
             raise ValueError(f"dype_variant must be one of {DYPE_VARIANTS}, got {variant!r}")
@@ -66,14 +68,16 @@ class QwenRope(ExtrapolatedRope):
         self.scale_rope = bool(original.scale_rope)
         self.layered = bool(setup.config.get("use_layer3d_rope", False))
         self.reference_rule = reference_rule(setup.options)
-        self.authors_qwen = setup.options.get(
-            "dype_variant", "qwen"
-        ) == "qwen" and setup.extrapolation.method.startswith("dype-")
+        self.qwen_variant = setup.options.get("dype_variant", "qwen") == "qwen"
 
-    def t(self) -> float:
-        if self.authors_qwen:  # DyPE's Qwen code: t = 1 - timestep / 1000, the timestep being sigma here
+    def authors_qwen(self, extrapolation) -> bool:
+        """Whether `extrapolation` (the call's method) is DyPE's Qwen code: a dype-* method, variant "qwen"."""
+        return self.qwen_variant and extrapolation.method.startswith("dype-")
+
+    def t_for(self, extrapolation) -> float:
+        if self.authors_qwen(extrapolation):  # DyPE's Qwen code: t = 1 - timestep / 1000, the timestep being sigma
             return min(max(1.0 - self.call_state().raw() / 1000.0, 0.0), 1.0)
-        return super().t()
+        return super().t_for(extrapolation)
 
     @staticmethod
     def shapes_of(video_fhw) -> list[tuple[int, int, int]]:
@@ -90,9 +94,25 @@ class QwenRope(ExtrapolatedRope):
         start = max(max((h // 2, w // 2) if self.scale_rope else (h, w)) for _, h, w in shapes)
         return max(start, len(shapes) - 1) if self.layered else start
 
+    def call_inputs(self, args, kwargs, parameters) -> dict:
+        """The forward's `img_shapes` where "untwist" reads the reference rows from them."""
+        if key_bands(self.setup.options) is None:
+            return {}
+        return {"img_shapes": argument("img_shapes", args, kwargs, parameters)}
+
+    def reference_rows(self) -> torch.Tensor | None:
+        """(rows,) bool on the CPU over the image stream: True past the generated image's rows (the first of
+        the first sample's `img_shapes`, as QwenEmbedRope reads them); None outside a forward."""
+        shapes = getattr(self.call_state(), "inputs", {}).get("img_shapes")
+        if shapes is None:
+            return None
+        sizes = [f * h * w for f, h, w in self.shapes_of(shapes)]
+        return torch.arange(sum(sizes)) >= sizes[0]
+
     def grid(self, shapes: list[tuple[int, int, int]]) -> tuple[int, int]:
-        """The (h, w) the plan is for: the generated image's ("cover"), the largest over all images ("keep")."""
-        if self.reference_rule == "cover":
+        """The (h, w) the plan is for: the generated image's ("cover", "untwist"), the largest over all
+        images ("keep")."""
+        if self.reference_rule != "keep":
             return shapes[0][1:]
         return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
 
@@ -104,7 +124,7 @@ class QwenRope(ExtrapolatedRope):
         positions = []
         for index, (frames, height, width) in enumerate(shapes):
             ys, xs = centred_positions(height, self.scale_rope), centred_positions(width, self.scale_rope)
-            if index and self.reference_rule == "cover":
+            if index and self.reference_rule != "keep":
                 ys, xs = (_covering(own, out) for own, out in ((ys, out_y), (xs, out_x)))
             first = -1 if self.layered and index == len(shapes) - 1 else index  # Layered's condition image: -1
             positions.append([torch.arange(first, first + frames, dtype=torch.float64), ys, xs])
@@ -112,7 +132,8 @@ class QwenRope(ExtrapolatedRope):
 
     def forward(self, video_fhw, device: torch.device | None = None, max_txt_seq_len=None):
         shapes = self.shapes_of(video_fhw)
-        plan = self.plan(self.grid(shapes))
+        grid = self.grid(shapes)
+        plan = self.plan(grid)
         if plan is None:
             return self.original(video_fhw, device=device, max_txt_seq_len=max_txt_seq_len)
         if max_txt_seq_len is None:
@@ -127,7 +148,7 @@ class QwenRope(ExtrapolatedRope):
                 for positions in self.image_positions(shapes)
             ]
             start = self.text_start(shapes)
-            if self.authors_qwen:  # the trained table, exactly as QwenEmbedRope gives it
+            if self.authors_qwen(self.method_for(grid)[0]):  # the trained table, exactly as QwenEmbedRope gives it
                 text = self.original.pos_freqs[start : start + text_tokens].to(device)
             else:
                 where = (start + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
@@ -192,6 +213,7 @@ class Qwen21Kind(RopeKind):
 
     def make_rope(self, original, setup: RopeSetup) -> Qwen21Rope:
         reference_rule(setup.options)
+        refuse_untwist(setup.options, setup.family.title, "its condition images share one joint sequence with text")
         return Qwen21Rope(original, setup)
 
 

@@ -104,8 +104,9 @@ class LatentGridRope(ExtrapolatedRope):
         """Whether this call's tables hold one table per sample (`LatentGridKind.per_sample`, the batch
         being at its own times under a timestep-dependent method, beyond the trained grid): decided by
         shapes alone, so that a compiled graph knows it."""
-        dependent = self.extrapolation.is_timestep_dependent
-        return self.kind.per_sample and dependent and batch > 1 and not self.within_grid(grid)
+        if not self.kind.per_sample or batch == 1 or self.within_grid(grid):
+            return False
+        return self.method_for(grid)[0].is_timestep_dependent
 
     def table(self, hidden_states: torch.Tensor, sizes, grid, time: float | None = None):
         """The tables of the grid at the call's time (or `time`), one for the whole batch."""

@@ -1,4 +1,4 @@
-"""Each forward's state (its timestep, its whole ids) lives with the call: a call nested in another,
+"""Each forward's state (its timestep, its whole ids, sega's latent) lives with the call: a call nested in another,
 a call in another thread and a deep copy of a patched model each get their own output."""
 
 import copy
@@ -21,7 +21,7 @@ def _alone(model, tiny, t, grid):
     return tiny.run(model, tiny.TINY["flux"], grid, t)
 
 
-@pytest.mark.parametrize("method", ["dype-yarn", "pi"])
+@pytest.mark.parametrize("method", ["dype-yarn", "pi", "sega"])  # sega: each call's own latent
 def test_a_call_nested_in_another_gets_its_own_state(tiny, method):
     model, _ = _flux(tiny, method)
     expected = {state: _alone(model, tiny, *state) for state in (OUTER, INNER)}
@@ -38,8 +38,9 @@ def test_a_call_nested_in_another_gets_its_own_state(tiny, method):
     assert torch.equal(outer, expected[OUTER]) and torch.equal(inner[0], expected[INNER])
 
 
-def test_calls_in_two_threads_get_their_own_state(tiny):
-    model, _ = _flux(tiny)
+@pytest.mark.parametrize("method", ["dype-yarn", "sega"])
+def test_calls_in_two_threads_get_their_own_state(tiny, method):
+    model, _ = _flux(tiny, method)
     expected = {state: _alone(model, tiny, *state) for state in (OUTER, INNER)}
     inside, done, results = threading.Event(), threading.Event(), {}
 

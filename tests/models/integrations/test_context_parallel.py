@@ -1,7 +1,8 @@
 """Under diffusers' own context parallelism (Ulysses over two CPU processes, gloo) every method gives
 the single-process output: the per-axis scales, the token count of entropy scaling and RIFLEx's
-length come from the whole grid, which each model's forward pre-hook sees before the split.
-Adding a family: an entry in CP_CASES (a grid whose tokens and heads split evenly over two ranks)."""
+length come from the whole grid, which each model's forward pre-hook sees before the split (SEGA's spectrum
+from the whole latent too). Adding a family: an entry in CP_CASES (a grid whose tokens and heads split evenly
+over two ranks)."""
 
 import json
 import os
@@ -15,7 +16,7 @@ import torch
 from axialrope import Extrapolation
 from axialrope.models import apply_extrapolation
 
-METHODS = ["none", "pi", "yarn", "dype-yarn", "ntk+entropy"]
+METHODS = ["none", "pi", "yarn", "dype-yarn", "ntk+entropy", "sega"]  # sega: the spectrum of the whole latent
 CP_CASES = {  # family: (token grid beyond its tiny trained grid, timestep, methods)
     "flux": ((8, 8), 0.7, METHODS),
     "wan": ((8, 8, 8), 700.0, [*METHODS, "riflex"]),

@@ -7,6 +7,7 @@ cache hooks, group offloading, save and reload, gradients)."""
 
 import copy
 import pickle
+import warnings
 
 import pytest
 import torch
@@ -50,8 +51,9 @@ def patched(spec, method="dype-yarn"):
 # -- torch.compile ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("method", ["dype-yarn", "sega"])  # a new plan every step: from the time, from the latent
 @pytest.mark.parametrize("name", STACK)
-def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_recompiles(tiny, name):
+def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_recompiles(tiny, name, method):
     """The plan's numbers never reach the graph (the rope is one opaque operator, the call plan runs outside
     it): at the trained grid and at twice it, over a whole schedule, no more graph breaks or compiled frames
     than the untouched model, one compilation per size, and the eager model's outputs (dynamo's eager backend
@@ -60,7 +62,7 @@ def test_a_compiled_patched_model_samples_a_whole_schedule_without_breaks_or_rec
     timesteps, twice = sampler_timesteps(family), tuple(2 * n for n in spec.trained)
     runs = [(spec.trained, timesteps[::9]), (twice, timesteps)]  # within the trained grid no time is read
     _, plain_breaks, _, plain_frames = compiled_schedule(tiny, spec.make(), spec, [(g, t[:1]) for g, t in runs])
-    model = patched(spec)
+    model = patched(spec, method)
     outputs, breaks, firsts, frames = compiled_schedule(tiny, model, spec, runs)
     assert breaks <= plain_breaks and frames <= plain_frames
     assert frames == firsts[-1]  # nothing recompiled over the schedule
@@ -238,6 +240,37 @@ def test_a_replaced_scheduler_gets_the_cap_at_the_next_call(flux_pipe):
     assert schedule_of(flux_pipe, lambda: text_to_image(flux_pipe, 32)) == pytest.approx(
         capped_schedule(flux_pipe, 256)
     )
+
+
+def test_a_pipeline_with_a_scheduler_of_its_own_is_told_it_runs_without_the_cap(flux_pipe):
+    """from_pipe(..., scheduler=other) gives a pipeline apply_extrapolation never saw: the transformer keeps DyPE,
+    the schedule is uncapped; the call beyond the trained grid says so, once, and changes nothing."""
+    apply_extrapolation(flux_pipe, "dype-yarn", trained_grid=(8, 8))
+    other = FlowMatchEulerDiscreteScheduler.from_config(flux_pipe.scheduler.config)
+    sibling = FluxPipeline.from_pipe(flux_pipe, scheduler=other)
+    sibling.set_progress_bar_config(disable=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text_to_image(flux_pipe, 32)  # its own capped schedule: no word
+        text_to_image(sibling, 16)  # the trained grid: the cap changes nothing there
+    with pytest.warns(UserWarning, match=r"from_pipe\(\.\.\., scheduler=\.\.\.\).*shift_cap=False") as caught:
+        text_to_image(sibling, 32)
+        text_to_image(sibling, 32)
+    assert len([w for w in caught if "shift cap" in str(w.message)]) == 1
+
+
+def test_shift_cap_off_leaves_no_check_on_the_transformer(flux_pipe):
+    hooks = dict(flux_pipe.transformer._forward_pre_hooks)
+    handle = apply_extrapolation(flux_pipe, "dype-yarn", trained_grid=(8, 8), shift_cap=False)
+    sibling = FluxPipeline.from_pipe(
+        flux_pipe, scheduler=FlowMatchEulerDiscreteScheduler.from_config(flux_pipe.scheduler.config)
+    )
+    sibling.set_progress_bar_config(disable=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text_to_image(sibling, 32)
+    handle.remove()
+    assert dict(flux_pipe.transformer._forward_pre_hooks) == hooks
 
 
 def test_removing_the_extrapolation_uncaps_every_scheduler_it_capped(flux_pipe):

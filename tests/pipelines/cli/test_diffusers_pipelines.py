@@ -33,7 +33,7 @@ def flux_args(folder, out, *extra):
 
 def test_sample_drives_the_flux_pipeline_at_twice_its_trained_size(tiny_flux_folder, tmp_path, capsys):
     outputs = {}
-    for method in ("none", "dype-yarn", "pi+entropy", "auto"):
+    for method in ("none", "dype-yarn", "pi+entropy", "sega", "auto"):
         out = tmp_path / f"{method}.png"
         assert main(flux_args(tiny_flux_folder, out, *(["--extrapolation", method] if method != "auto" else []))) == 0
         line = capsys.readouterr().out
@@ -43,6 +43,7 @@ def test_sample_drives_the_flux_pipeline_at_twice_its_trained_size(tiny_flux_fol
     assert outputs["none"].shape[:2] == (32, 32)  # one image, no grid around it
     assert not np.array_equal(outputs["none"], outputs["dype-yarn"])
     assert not np.array_equal(outputs["none"], outputs["pi+entropy"])
+    assert not np.array_equal(outputs["none"], outputs["sega"])
     assert np.array_equal(outputs["none"], outputs["auto"])  # auto is plain none, the family's own behaviour
 
 

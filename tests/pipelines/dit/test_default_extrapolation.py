@@ -121,6 +121,35 @@ def test_entropy_scaling_true_forces_it_on(image_model):
         _run(pipe, class_labels=[0], height=32, width=32, entropy_scaling="yes")
 
 
+@pytest.mark.parametrize(
+    "size, expected",
+    [
+        ((32, 32), Extrapolation("yarn", beta_fast=16.0)),  # square, s = 2
+        ((48, 48), Extrapolation("dype-yarn", entropy_scaling=True)),  # square, s = 3
+        ((16, 32), Extrapolation("pi")),  # wide (h / w = 0.5), s = 2
+        ((16, 48), Extrapolation("ntk", entropy_scaling=True)),  # h / w = 1 / 3: nearer wide than square
+        ((16, 16), Extrapolation("none")),
+    ],
+)
+def test_auto_picks_by_aspect_and_scale_with_the_bands_options(image_model, size, expected):
+    bands = [
+        band(2.0, "yarn", aspect=1.0, options={"beta_fast": 16.0}),
+        band(None, "dype-yarn", True, aspect=1.0),
+        band(2.0, "pi", aspect=0.5),
+        band(None, "ntk", True, aspect=0.5),
+    ]
+    pipe = make_pipe(image_model, bands)
+    assert pipe.resolve_extrapolation(height=size[0], width=size[1]) == expected
+
+
+def test_auto_samples_with_the_chosen_bands_method(image_model):
+    """A wide call under aspect bands samples exactly as the wide band's method given by name."""
+    pipe = make_pipe(image_model, [band(None, "yarn", aspect=1.0), band(None, "ntk", True, aspect=0.5)])
+    auto = _run(pipe, class_labels=[0], height=16, width=32)
+    assert torch.equal(auto, _run(pipe, class_labels=[0], height=16, width=32, extrapolation="ntk+entropy"))
+    assert not torch.equal(auto, _run(pipe, class_labels=[0], height=16, width=32, extrapolation="yarn"))
+
+
 def test_a_bad_size_gets_the_pipelines_own_error(image_model):
     pipe = make_pipe(image_model, BANDS)
     with pytest.raises(ValueError, match="height=17 is not divisible by the model's patch size 2"):

@@ -85,7 +85,7 @@ def test_sizes_scales_and_methods():
     assert check_scales([3, 1.5, 2, 2]) == [1.5, 2.0, 3.0]
     assert [m.label for m in check_methods(["pi", "yarn+entropy", "pi"], rope=True)] == ["pi", "yarn+entropy"]
     assert check_methods(None, rope=False) == [Method("none"), Method("none", True)]
-    assert len(check_methods(None, rope=True)) == 18 and image_methods()[9] == Method("none", True)
+    assert len(check_methods(None, rope=True)) == 20 and image_methods()[10] == Method("none", True)
 
 
 def result(scale: float, values: dict[str, list[float]]) -> ScaleResult:
