@@ -2,12 +2,16 @@
 
     axialrope calibrate --model outputs/photos                       # its training folder, scales 1.5 2 3
     axialrope calibrate --model outputs/photos --reference-dir photos/ --scales 2 4 --methods none pi yarn+entropy
+    axialrope calibrate --model outputs/shapes --scales 2      # no real images at 64x64: the reference-free score
 
 Samples the model with every method at each scale, scores each against real images prepared as training
 prepares them (detail SWD over seeds, as benchmarks/extrapolation.py does), prints the table, saves
 calibration.md, calibration.json and a labelled calibration-HxW.png per size (in <run>/calibration by
 default), and records the best method per scale as the pipeline's `default_extrapolation`, which
 `axialrope sample --extrapolation auto` (the default) then uses. docs/extrapolation.md says how long it takes.
+Where no real images serve every size (no --reference-dir, and the run has no training folder or too few of its
+images are large enough) and for a video model (in time: its scales lengthen the clip), it scores the samples
+without real images, against the model's own samples at its trained size (the reference-free score), and says so.
 """
 
 from __future__ import annotations
@@ -35,16 +39,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reference-dir",
         default=None,
-        help="folder of real images (class subfolders or flat) (default: the run's training folder)",
+        help="folder of real images (class subfolders or flat) (default: the run's training folder; where it is "
+        "missing or too few of its images are large enough: the reference-free score, without real images)",
     )
     parser.add_argument(
-        "--scales", type=float, nargs="+", default=list(DEFAULT_SCALES), help="side / trained side, each above 1"
+        "--scales",
+        type=float,
+        nargs="+",
+        default=list(DEFAULT_SCALES),
+        help="side / trained side (frames / trained frames for a video model), each above 1",
     )
     parser.add_argument(
         "--methods",
         nargs="+",
         default=None,
-        help="NAME or NAME+entropy (default: every image method, without and with entropy scaling)",
+        help="NAME or NAME+entropy (default: every image method, and riflex for a video model, without and with "
+        "entropy scaling)",
     )
     parser.add_argument("--num", type=int, default=DEFAULT_NUM, help="samples per seed and cell (and real images)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="sampler steps")

@@ -1,1 +1,2 @@
-"""Evaluation: sliced Wasserstein distance and video metrics; perplexity and passkey retrieval for text."""
+"""Evaluation: sliced Wasserstein distance and video metrics, repetition, the reference-free score and calibration;
+perplexity and passkey retrieval for text."""

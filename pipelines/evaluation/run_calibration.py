@@ -6,7 +6,10 @@
 
 `axialrope calibrate` and `axialrope train --calibrate-scales` run this. The references default to the run's
 training folder (data=image_folder); the bands go into every pipeline folder of the run, so the run, its
-checkpoints and its model folders all load with them.
+checkpoints and its model folders all load with them. Where no real images serve every size (no --reference-dir,
+and the run records no training folder, its folder is gone, or fewer than 2 of its images are large enough for
+some size) and for a video model, the calibration uses the reference-free score (`self_reference`: the model's
+own samples at its trained size) and says so.
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from .calibrate import (
     DEFAULT_SCALES,
     DEFAULT_SEEDS,
     DEFAULT_STEPS,
+    SELF,
     Calibration,
     check_scales,
     measure,
     plan,
+    size_text,
     target_sizes,
 )
 from .grids import save_labelled_grid
@@ -62,24 +67,23 @@ def run_folders(model: str | Path) -> tuple[Path | None, list[Path]]:
     return run, folders
 
 
-def training_folder(run: Path | None) -> str:
-    """The image folder a run was trained on (its config.yaml), for --reference-dir's default."""
+def training_folder(run: Path | None) -> tuple[str | None, str]:
+    """(the image folder a run was trained on (its config.yaml), for --reference-dir's default, and ""); or (None,
+    why there is none)."""
     recorded = {} if run is None or not (run / "config.yaml").is_file() else read_config_file(run / "config.yaml")
     if recorded.get("data") != "image_folder" or not recorded.get("data_dir"):
         what = f"was trained on data={recorded['data']!r}" if recorded.get("data") else "records no training folder"
-        raise ValueError(
-            f"--reference-dir is needed: this model {what}; give a folder of real images like those "
-            "the model should make"
-        )
-    return str(recorded["data_dir"])
+        return None, f"this model {what}"
+    return str(recorded["data_dir"]), ""
 
 
 @dataclass
 class Job:
-    """A checked calibration: the pipeline, its references, where the default and the results go."""
+    """A checked calibration: the pipeline, its references (None: the reference-free score), where the default and
+    the results go."""
 
     pipe: object
-    references: ReferenceImages
+    references: ReferenceImages | None
     reference_dir: str
     folders: list[Path]
     out: Path
@@ -105,6 +109,11 @@ class Job:
             self.report(
                 f"at {unclear} the best method's interval does not clear the runner-up's: more --seeds or "
                 "--num would tell them apart (the pick stands, as the lowest mean)"
+            )
+        if result.reference == SELF:
+            self.report(
+                "scored without real images (the reference-free score): where you have real images at these sizes, "
+                "--reference-dir measures against them, the path to trust (docs/extrapolation.md)"
             )
         previous = _recorded_calibration(self.folders)
 
@@ -149,12 +158,13 @@ def prepare(
     report: Callable[[str], None] = print,
 ) -> Job:
     """Every check of a calibration, before any work (ValueError, FileNotFoundError naming the flag): the model,
-    the references at every size, the methods and counts, memory, the output folder."""
+    the references at every size, the methods and counts, memory, the output folder. Without --reference-dir the
+    run's training folder serves if at least 2 of its images are large enough for every size; otherwise, and for
+    a video model, the calibration uses the reference-free score, and `report` says why."""
     check_text_path(model, "--model")  # the report names it
     run, folders = run_folders(model)
-    from_run = reference_dir is None  # the run's own training folder: checked against what the run read
-    reference_dir = training_folder(run) if from_run else reference_dir
-    check_text_path(reference_dir, "--reference-dir")  # calibration.md names it
+    if reference_dir is not None:
+        check_text_path(reference_dir, "--reference-dir")  # calibration.md names it
     if out is not None and not str(out).strip():
         raise ValueError("--out must name a folder, got an empty path (it would be the current folder)")
     out = (
@@ -163,26 +173,68 @@ def prepare(
         else (run / RESULT_FOLDER if run is not None else folders[0].with_name(folders[0].name + "-" + RESULT_FOLDER))
     )
     check_output_folder(out, "--out")
-    check_outside(out, "--out", reference_dir, "--reference-dir")  # its pictures would join the images
+    if reference_dir is not None:
+        check_outside(out, "--out", reference_dir, "--reference-dir")  # its pictures would join the images
     check_defaults_writable(folders, "--model")  # both pipeline folders, before any work: never one of them
     pipe = load_pipeline(str(model), device)
-    if pipe.is_video:
-        raise ValueError("--model: calibrate measures image models; this is a video model")
-    references = ReferenceImages(
-        reference_dir, pipe.config.class_names, pipe.transformer.config.num_classes, argument="--reference-dir"
-    )
-    if from_run:
-        check_same_data(run, references.dataset, "calibrate", "--reference-dir")
+    if pipe.is_video and reference_dir is not None:
+        raise ValueError(
+            "--reference-dir: real clips are not read; a video model is calibrated by the reference-free score "
+            "(its own samples at the trained size), in time: leave --reference-dir out"
+        )
     settings = dict(scales=scales, methods=methods, num=num, steps=steps, seeds=seeds, guidance=guidance)
+    references, source, why = _references(pipe, run, out, reference_dir, scales)
     scales, methods, guidance, sizes = _flagged(plan, pipe, references, **settings)
-    for (height, width), (usable, small) in references.check(list(sizes.values())).items():
-        if small:
-            report(
-                f"{height}x{width}: {small} of {len(references)} reference images are too small, skipped "
-                f"({usable} serve it)"
-            )
+    if why:  # said once every check has passed: a refused calibration prints its one error line only
+        report(why)
+    if references is not None:
+        for (height, width), (usable, small) in references.check(list(sizes.values())).items():
+            if small:
+                report(
+                    f"{height}x{width}: {small} of {len(references)} reference images are too small, skipped "
+                    f"({usable} serve it)"
+                )
     settings.update(scales=scales, methods=methods, guidance=guidance)
-    return Job(pipe, references, str(reference_dir), folders, out, settings, report, run)
+    return Job(pipe, references, source, folders, out, settings, report, run)
+
+
+def _references(
+    pipe, run: Path | None, out: Path, reference_dir: str | None, scales
+) -> tuple[ReferenceImages | None, str, str]:
+    """(the real images to score against, how the notes name them, ""); or (None, "", the line that says why) for
+    the reference-free score. --reference-dir is taken as given (a size it cannot serve is refused
+    by `plan`); the run's training folder serves only if it is the data the run read and serves every size."""
+    free = (
+        "calibrating with the reference-free score (the model's own samples at its trained size; "
+        'docs/extrapolation.md, "Calibrating without real images")'
+    )
+    if pipe.is_video:
+        return None, "", f"a video model: {free}, in time (its scales lengthen the clip)"
+    classes = pipe.config.class_names, pipe.transformer.config.num_classes
+    if reference_dir is not None:
+        return ReferenceImages(reference_dir, *classes, argument="--reference-dir"), str(reference_dir), ""
+    folder, why = training_folder(run)
+    if folder is not None and not Path(folder).is_dir():
+        folder, why = None, f"its training folder {folder} is gone"
+    if folder is None:
+        return None, "", f"no --reference-dir, and {why}: {free}; give --reference-dir to score against real images"
+    check_text_path(folder, "--reference-dir")  # calibration.md names it
+    check_outside(out, "--out", folder, "--reference-dir")  # its pictures would join the images
+    references = ReferenceImages(folder, *classes, argument="--reference-dir")
+    check_same_data(run, references.dataset, "calibrate", "--reference-dir")
+    patch = pipe.transformer.patchify.patch
+    sizes = _flagged(target_sizes, pipe.trained_size, patch, _flagged(check_scales, scales)).values()
+    for size in [tuple(pipe.trained_size), *sizes]:
+        usable, small = references.usable(*size)
+        if len(usable) < 2:
+            return (
+                None,
+                "",
+                f"too few real images: {len(usable)} of the {len(references)} images of {folder} are large enough "
+                f"for {size_text(size)} ({small} too small); {free}; give --reference-dir with larger images to "
+                "score against real ones",
+            )
+    return references, folder, ""
 
 
 def _flagged(check, *args, **kwargs):
@@ -217,17 +269,22 @@ def save_results(result: Calibration, out: Path) -> None:
         f"{' + entropy scaling' if b['entropy_scaling'] else ''} ({b['measured']})"
         for b in result.bands
     )
+    title = (
+        "Calibration by the reference-free score (no real images: the model's own samples at its trained size)"
+        if result.reference == SELF
+        else f"Calibration on {result.source}"
+    )
     write_text_atomically(
-        out / "calibration.md",
-        f"# Calibration on {result.source}\n\n{result.table()}\n## default_extrapolation\n\n{bands}\n",
+        out / "calibration.md", f"# {title}\n\n{result.table()}\n## default_extrapolation\n\n{bands}\n"
     )
     write_text_atomically(out / "calibration.json", json.dumps(result.to_dict(), indent=2) + "\n")
-    th, tw = result.trained_size
+    trained = size_text(result.trained_size)
     for scale in result.scales:
-        h, w = scale.size
-        title = f"{scale.scale:g}x: {h}x{w} from {th}x{tw}, seed 0; best {scale.best[0]}"
+        size = size_text(scale.size)
+        frame = ", the last frame" if len(scale.size) == 3 else ""
+        title = f"{scale.scale:g}x: {size} from {trained}, seed 0{frame}; best {scale.best[0]}"
         write_atomically(
-            out / f"calibration-{h}x{w}.png",
+            out / f"calibration-{size}.png",
             lambda path, s=scale, t=title: save_labelled_grid(path, t, s.pictures, per_row=min(8, result.num)),
         )
 

@@ -19,9 +19,13 @@ the aspect), and the model's own samples Y at h x w:
    quarter of each side) over that in the centre, sigma. A framed scene has its objects inside (sigma well below
    1); a stationary one is alike everywhere (sigma near 1). The window weight a = clamp((sigma - 0.5) / 0.4, 0, 1).
 2. The distance. D_window = detail SWD (`metrics.swd`: Laplacian pyramid, 7x7 patches, band-pass levels) between
-   m random h x w windows of X and Y; D_zoom the same with X resized (antialiased) by 1 / s first;
-   D = a D_window + (1 - a) D_zoom. For videos (frames of X against frames of Y, windows in space) D is the mean
-   of that distance on the frames and on the frame differences (motion).
+   m random h x w windows of X and Y; D_zoom the same with X resized (antialiased) by 1 / s first. At another
+   aspect than the trained one, the shrunk X is larger than h x w along one axis: a framed scene is then the
+   same scene framed wider, so D_zoom compares whole shrunk pictures with Y centred on a canvas of their size,
+   its edge rows and columns carried outwards (more background, no more objects; a window would find each
+   copy of an object drawn twice side by side right). D = a D_window + (1 - a) D_zoom. For videos (frames of X
+   against frames of Y, windows in space) D is the mean of that distance on the frames and on the frame
+   differences (motion).
 3. Speckle and blur. The detail spectrum of scale-free content (edges, natural images) looks alike at every
    scale: the mean band-pass energy of the finest pyramid level over the next, E0 / E1, is the same for a picture
    and for the same scene rendered finer. rho = log(E0/E1 of X) - log(E0/E1 of Y): above 0 grid or speckle noise,
@@ -148,8 +152,20 @@ def _distance(samples: torch.Tensor, own: torch.Tensor, seed: int) -> tuple[floa
     factor = min(big / small for big, small in zip(samples.shape[-2:], size, strict=True))
     drawn = lambda images: windows(images, size, len(own), torch.Generator().manual_seed(seed))  # noqa: E731
     window = swd(drawn(samples), own, seed=seed).detail
-    zoom = window if factor == 1.0 else swd(drawn(shrink(samples, factor)), own, seed=seed).detail
+    shrunk = shrink(samples, factor)
+    if tuple(shrunk.shape[-2:]) == size:  # the trained aspect: the whole shrunk picture against own
+        zoom = window if factor == 1.0 else swd(drawn(shrunk), own, seed=seed).detail
+    else:  # another aspect: the whole picture against own framed wider, its border carried outwards
+        zoom = swd(shrunk[torch.arange(len(own)) % len(shrunk)], framed(own, shrunk.shape[-2:]), seed=seed).detail
     return window, zoom
+
+
+def framed(images: torch.Tensor, size) -> torch.Tensor:
+    """(m, c, h, w) pictures centred on a (m, c, H, W) canvas, H >= h and W >= w, their edge rows and columns
+    repeated outwards: the same framed scene with more of its background and no more objects."""
+    (height, width), (h, w) = size, images.shape[-2:]
+    top, left = (height - h) // 2, (width - w) // 2
+    return F.pad(images, (left, width - w - left, top, height - h - top), mode="replicate")
 
 
 def _excess(theirs: float, own: float) -> float:

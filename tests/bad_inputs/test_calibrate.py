@@ -51,8 +51,41 @@ def tiny_pipe():
     return AxialDiTPipeline.from_model(create_dit("tiny", sample_size=8, in_channels=3, num_classes=2).eval())
 
 
+def tiny_video_pipe():
+    from axialrope.models import create_dit
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
+
+    torch.manual_seed(0)
+    model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, in_channels=3, num_classes=2)
+    return AxialDiTPipeline.from_model(model.eval())
+
+
+def video_folder(k):
+    """A tiny video model's pipeline folder in the case's folder."""
+    tiny_video_pipe().save_pretrained(k.tmp / "video")
+    return str(k.tmp / "video")
+
+
 CLI_CASES = [
-    pytest.param(lambda k: calibrate(k, reference=False), "--reference-dir", id="procedural-run-needs-a-folder"),
+    # a run of procedural data is calibrated without real images, after the same checks
+    pytest.param(lambda k: calibrate(k, "--scales", "1", reference=False), "--scales", id="self-scale-not-above-1"),
+    pytest.param(lambda k: calibrate(k, "--methods", "riflex", reference=False), "riflex", id="self-method-for-video"),
+    pytest.param(lambda k: calibrate(k, "--seeds", "1", reference=False), "--seeds", id="self-one-seed"),
+    pytest.param(
+        lambda k: (argv := calibrate(k, reference=False), k.limit_memory(2e-3), argv)[-1],
+        "--num",
+        id="self-does-not-fit-in-memory",
+    ),
+    pytest.param(
+        lambda k: ["calibrate", "--model", video_folder(k), "--reference-dir", photos(k), *QUICK],
+        "--reference-dir",
+        id="video-with-reference-dir",
+    ),
+    pytest.param(
+        lambda k: ["calibrate", "--model", video_folder(k), "--scales", "1.1", *QUICK],
+        "the trained size",
+        id="video-scale-rounding-to-the-trained-frames",
+    ),
     pytest.param(
         lambda k: ["calibrate", "--model", str(k.run()), "--reference-dir", str(k.tmp / "nowhere"), *QUICK],
         "--reference-dir",
@@ -240,6 +273,36 @@ CASES = [
         lambda k: (f := photos(k), lambda: calibrate_pipe(tiny_pipe(), f, class_labels=[0, 1, 0, 1]))[-1],
         ValueError,
         "class folders",
+    ),
+    (
+        "pipe-calibrate-labels-without-references",
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), None, scales=[2], class_labels=[0, 1]),
+        ValueError,
+        "class_labels",
+    ),
+    (
+        "pipe-calibrate-self-scale-not-above-1",
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), None, scales=[0.5]),
+        ValueError,
+        "scales",
+    ),
+    (
+        "pipe-calibrate-self-one-seed",
+        lambda k: lambda: calibrate_pipe(tiny_pipe(), None, scales=[2], seeds=1),
+        ValueError,
+        "seeds",
+    ),
+    (
+        "pipe-calibrate-video-with-references",
+        lambda k: lambda: calibrate_pipe(tiny_video_pipe(), torch.rand(4, 3, 16, 16), scales=[2]),
+        ValueError,
+        "reference_images",
+    ),
+    (
+        "pipe-calibrate-video-method-unknown",
+        lambda k: lambda: calibrate_pipe(tiny_video_pipe(), None, scales=[2], methods=["bogus"]),
+        ValueError,
+        "methods",
     ),
     (
         "references-too-small",

@@ -65,6 +65,17 @@ def run(trained, tmp_path) -> Path:
     return Path(shutil.copytree(trained, tmp_path / "run"))
 
 
+@pytest.fixture(scope="module")
+def trained_at_its_size(tmp_path_factory) -> Path:
+    """A tiny finished run (8x8, patch 2) on pictures of 8x8 only: none is large enough for any larger size."""
+    root = tmp_path_factory.mktemp("calibrate-small")
+    data = write_photos(root / "photos", large=4, small=0, side=8)
+    train_loop.train(
+        TrainConfig.from_dict({**TINY, "data": "image_folder", "data_dir": str(data), "output_dir": str(root / "run")})
+    )
+    return root / "run"
+
+
 def bands_of(folder: Path) -> list[dict]:
     return json.loads((folder / "model_index.json").read_text())["default_extrapolation"]
 
@@ -75,6 +86,8 @@ def test_calibrate_writes_the_picks_into_the_run_and_sample_names_them(run, tmp_
     assert "| real (floor) |" in out and "| none |" in out and "| yarn+entropy |" in out  # the table, all methods
     assert "12x12: 4 of 16 reference images are too small" in out  # the 10x10 ones, counted
     result = json.loads((run / "calibration" / "calibration.json").read_text())
+    assert (result["kind"], result["version"], result["reference"]) == ("axialrope-calibration", 1, "real")
+    assert result["trained_grid"] == [4, 4] and result["trained_size"] == [8, 8]
     picks = [scale["best"] for scale in result["scales"]]
     for folder in (run / "pipeline", run / "pipeline-config"):  # the run and its checkpoints load these
         bands = bands_of(folder)
@@ -235,3 +248,60 @@ def test_train_with_calibrate_scales_then_sample(tmp_path):
     )
     entropy = " + entropy scaling" if bands[0]["entropy_scaling"] else ""
     assert f"extrapolation auto: {bands[0]['method']}{entropy}," in done.stdout, done.stdout + done.stderr
+
+
+def test_a_run_trained_at_its_size_only_is_calibrated_without_real_images(trained_at_its_size, tmp_path, capsys):
+    """--scales 2 asks for 16x16; every image of the run's folder is 8x8: the run is calibrated by the
+    reference-free score, says so on the screen, in calibration.md and calibration.json, and records its pick,
+    which `axialrope sample` then uses at 16x16."""
+    import shutil
+
+    run = Path(shutil.copytree(trained_at_its_size, tmp_path / "run"))
+    assert main(["calibrate", "--model", str(run), "--scales", "2", "--methods", "none", "pi", *QUICK]) == 0
+    out = capsys.readouterr().out
+    assert "too few real images: 0 of the 8 images" in out and "16x16" in out
+    assert "reference-free score" in out and "| own at 1x (floor) |" in out
+    result = json.loads((run / "calibration" / "calibration.json").read_text())
+    assert (result["kind"], result["version"], result["reference"]) == ("axialrope-calibration", 1, "self")
+    assert result["trained_grid"] == [4, 4] and result["trained_size"] == [8, 8]
+    assert result["scales"][0]["size"] == [16, 16] and set(result["scales"][0]["parts"]) == {"none", "pi"}
+    assert (run / "calibration" / "calibration.md").read_text().startswith("# Calibration by the reference-free score")
+    assert (run / "calibration" / "calibration-16x16.png").is_file()
+    for folder in (run / "pipeline", run / "pipeline-config"):
+        bands = bands_of(folder)
+        assert bands == result["default_extrapolation"] and len(bands) == 1 and "aspect" not in bands[0]
+        assert bands[0]["method"] + ("+entropy" if bands[0]["entropy_scaling"] else "") == result["scales"][0]["best"]
+        assert "reference-free score" in bands[0]["measured"]
+    argv = ["sample", "--model", str(run), "--height", "16", "--width", "16", "--num", "1", "--steps", "1"]
+    assert main([*argv, "--out", str(tmp_path / "s.png")]) == 0
+    assert f"extrapolation auto: {bands[0]['method']}" in capsys.readouterr().out
+
+
+def test_a_run_of_procedural_data_is_calibrated_without_real_images(run, capsys):
+    """A run that records no image folder (here: its config names procedural data) needs no --reference-dir."""
+    config = run / "config.yaml"
+    config.write_text(config.read_text().replace("data: image_folder", "data: shapes"))
+    assert main(["calibrate", "--model", str(run), "--scales", "2", "--methods", "pi", *QUICK]) == 0
+    out = capsys.readouterr().out
+    assert "no --reference-dir, and this model was trained on data='shapes'" in out
+    assert json.loads((run / "calibration" / "calibration.json").read_text())["reference"] == "self"
+
+
+def test_a_video_pipeline_is_calibrated_in_time(tmp_path, capsys):
+    """A video model's pipeline folder: --scales lengthen the clip, scored without real clips; the pick is recorded
+    in its model_index.json."""
+    from axialrope.models import create_dit
+    from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
+
+    torch.manual_seed(0)
+    model = create_dit("tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3)
+    AxialDiTPipeline.from_model(model.eval()).save_pretrained(tmp_path / "video")
+    argv = ["calibrate", "--model", str(tmp_path / "video"), "--scales", "2", "--methods", "none", "riflex", *QUICK]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "a video model: calibrating with the reference-free score" in out and "| riflex |" in out
+    result = json.loads((tmp_path / "video-calibration" / "calibration.json").read_text())
+    assert result["reference"] == "self" and result["trained_grid"] == [2, 4, 4]
+    assert result["scales"][0]["size"] == [8, 8, 8]
+    assert (tmp_path / "video-calibration" / "calibration-8x8x8.png").is_file()
+    assert bands_of(tmp_path / "video") == result["default_extrapolation"]

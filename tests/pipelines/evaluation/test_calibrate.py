@@ -189,3 +189,112 @@ def test_the_benchmark_and_a_calibration_give_the_same_value_per_seed(tmp_path, 
     )
     for label, values in benchmark.items():  # the CSV keeps 6 significant digits
         assert calibration.scales[0].values[label] == pytest.approx(values, rel=1e-5), label
+
+
+def test_video_sizes_lengthen_the_clip_and_keep_the_frame():
+    assert target_size((8, 32, 32), (2, 4, 4), 2) == (16, 32, 32)
+    assert target_size((8, 32, 32), (1, 4, 4), 1.5) == (12, 32, 32)
+    assert [m.label for m in check_methods(["riflex", "pi"], rope=True, video=True)] == ["riflex", "pi"]
+    assert len(check_methods(None, rope=True, video=True)) == 20
+    with pytest.raises(ValueError, match="image model"):
+        check_methods(["riflex"], rope=True)
+
+
+def test_a_size_that_is_not_square_records_its_aspect_in_the_band():
+    square, wide = result(2.0, {"pi": [3.0, 3.1]}), ScaleResult(2.0, (16, 32), 4, 0, [1.0, 1.2], {"pi": [3.0, 3.1]})
+    assert "aspect" not in Calibration([square], (8, 8), [2.0], [1.0], 4, 2, 2, 2.0).bands[0]
+    assert Calibration([wide], (8, 16), [2.0], [1.0], 4, 2, 2, 2.0).bands[0]["aspect"] == 0.5
+
+
+def test_without_references_the_reference_free_score_calibrates():
+    from axialrope.pipelines.evaluation.calibrate import SELF
+
+    pipe = tiny_pipe()
+    calibration = calibrate(pipe, None, scales=[2], methods=["none", "pi"], num=1, steps=1, seeds=2, progress=False)
+    assert calibration.reference == SELF
+    scale = calibration.scales[0]
+    assert scale.size == (16, 16) and all(len(v) == 2 for v in scale.values.values())
+    assert scale.floor == calibration.trained and set(scale.parts) == {"none", "pi"}
+    assert all(set(part) >= {"distance", "spectrum", "repetition", "penalty"} for part in scale.parts["pi"])
+    assert set(scale.pictures) == {"own", "none", "pi"}
+    assert pipe.config.default_extrapolation == calibration.bands
+    assert "reference-free score" in calibration.bands[0]["measured"]
+    assert "| own at 1x (floor) |" in calibration.table() and "Reference-free score" in calibration.table()
+    written = calibration.to_dict()
+    assert {key: written[key] for key in ("kind", "version", "reference", "trained_grid", "trained_size")} == {
+        "kind": "axialrope-calibration",
+        "version": 1,
+        "reference": "self",
+        "trained_grid": [4, 4],
+        "trained_size": [8, 8],
+    }
+    assert written["default_extrapolation"] == calibration.bands and "parts" in written["scales"][0]
+
+
+def test_the_reference_free_values_are_the_score_of_the_cells_samples():
+    """Each value of a reference-free calibration is `self_reference_score` of that seed's samples against that
+    seed's own samples of the model (`cells.own_reference`), both drawn again here."""
+    from axialrope.pipelines.evaluation.cells import generate, own_reference
+    from axialrope.pipelines.evaluation.self_reference import self_reference_score
+
+    pipe = tiny_pipe()
+    calibration = measure(pipe, None, scales=[1.5], methods=["yarn"], num=2, steps=1, seeds=2, progress=False)
+    for seed in range(2):
+        own = own_reference(pipe, seed, 2, 1, 2.0)
+        assert own.own.shape == (8, 3, 8, 8) and own.labels.tolist() == [0, 1]
+        samples = generate(pipe, Method("yarn"), own.labels, {"height": 12, "width": 12}, 1, 2.0, seed)
+        expected = self_reference_score(samples, own.own, seed=seed).value
+        assert calibration.scales[0].values["yarn"][seed] == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_calibration_on_real_images_says_so_in_its_json():
+    calibration = calibrate(tiny_pipe(), pictures(4, 16), scales=[2], methods=["pi"], num=2, steps=1, seeds=2)
+    written = calibration.to_dict()
+    assert (written["kind"], written["version"], written["reference"]) == ("axialrope-calibration", 1, "real")
+    assert written["trained_grid"] == [4, 4] and "parts" not in written["scales"][0]
+
+
+def test_a_video_model_is_calibrated_in_time_without_references():
+    torch.manual_seed(0)
+    model = create_dit(
+        "tiny", sample_size=8, num_frames=4, temporal_patch_size=2, patch_size=2, in_channels=3, num_classes=0
+    ).eval()
+    pipe = AxialDiTPipeline.from_model(model)
+    pipe.set_progress_bar_config(disable=True)
+    calibration = calibrate(pipe, None, scales=[2], methods=["riflex"], num=1, steps=1, seeds=2, progress=False)
+    assert calibration.scales[0].size == (8, 8, 8) and set(calibration.scales[0].values) == {"riflex"}
+    assert calibration.to_dict()["trained_grid"] == [2, 4, 4]
+    assert all(part["loop"] is not None for part in calibration.scales[0].parts["riflex"])
+    assert calibration.scales[0].pictures["riflex"].shape == (1, 3, 8, 8)  # the last frames
+    assert pipe.resolve_extrapolation(num_frames=8) == Method.from_label(calibration.scales[0].best[0]).extrapolation()
+
+
+def test_the_agreement_benchmark_scores_with_the_cells_of_a_calibration(tmp_path, monkeypatch):
+    """benchmarks/self_reference_agreement.py's reference-free values are `self_reference_score` of the
+    benchmark's cell samples against `cells.own_reference`, the model's own samples a calibration draws, and its
+    real values are the benchmark's detail SWD of the same samples."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import self_reference_agreement as agreement
+
+    from axialrope.pipelines.evaluation.cells import measure_cell, own_reference
+    from axialrope.pipelines.evaluation.self_reference import self_reference_score
+
+    pipe = tiny_pipe(side=32, patch=4, classes=6)
+    pipe.save_pretrained(tmp_path / "pipe")
+    args = argparse.Namespace(
+        out=tmp_path / "out", seeds=2, first_seed=0, num=2, own=2, steps=1, guidance=2.0,
+        model_of={"shapes": str(tmp_path / "pipe")},
+    )  # fmt: skip
+    monkeypatch.setattr(agreement, "ROPE_METHODS", [Method("pi")])
+    agreement.run_part("shapes:48x48", args)
+    with open(tmp_path / "out" / "raw" / "shapes_48x48.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["method"] == "pi"]
+    written = {metric: [float(r["value"]) for r in rows if r["metric"] == metric] for metric in ("self", "real")}
+    for seed in range(2):
+        references = agreement.procedural_references("shapes", (48, 48), seed, 2)
+        cell = measure_cell(pipe, Method("pi"), references, 1, 2.0, seed)
+        own = own_reference(pipe, seed, 2, 1, 2.0, factor=2).own
+        assert written["self"][seed] == pytest.approx(
+            self_reference_score(cell.samples, own, seed=seed).value, rel=1e-5
+        )
+        assert written["real"][seed] == pytest.approx(cell.distance.detail, rel=1e-5)

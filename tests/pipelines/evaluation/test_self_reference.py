@@ -87,3 +87,17 @@ def test_a_looped_clip_is_counted_and_a_continuing_one_is_not():
 def test_bad_input_is_named(samples, own, error, word):
     with pytest.raises(error, match=word):
         self_reference_score(samples, own)
+
+
+def test_a_framed_scene_framed_wider_beats_two_copies_side_by_side():
+    """At another aspect (32x64 from 32x32) a real wider frame of the procedural scenes scores better than two
+    scenes side by side, each of which a 32x32 window would find right."""
+    from axialrope.pipelines.data.render import render_images
+    from axialrope.pipelines.data.scenes import sample_scenes
+
+    own = render_images(sample_scenes(7, range(8)), 32, 32)
+    wider = self_reference_score(render_images(sample_scenes(8, range(4)), 32, 64), own)
+    single = render_images(sample_scenes(9, range(8)), 32, 32)
+    twice = self_reference_score(torch.cat([single[:4], single[4:]], dim=-1), own)
+    assert wider.window_weight == 0 and wider.value < twice.value
+    assert twice.window < wider.window  # what windows alone would have picked
