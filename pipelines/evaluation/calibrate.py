@@ -400,11 +400,11 @@ def plan(
 def calibrate(
     pipe,
     reference_images=None,
-    scales: Sequence[float] = DEFAULT_SCALES,
+    scales: Sequence[float] | None = None,
     methods=None,
-    num: int = DEFAULT_NUM,
-    steps: int = DEFAULT_STEPS,
-    seeds: int = DEFAULT_SEEDS,
+    num: int | None = None,
+    steps: int | None = None,
+    seeds: int | None = None,
     guidance_scale: float | None = None,
     class_labels=None,
     progress: bool = True,
@@ -416,12 +416,13 @@ def calibrate(
 
     A diffusers pipeline of a registered family (Flux, Qwen-Image, Wan, ...) goes to
     `diffusers_calibration.calibration.calibrate_pipeline`: `calibrate(pipe, prompts, sizes=[...], out=...)`;
-    scales, num, steps and seeds left at the values below take that function's defaults, as the CLI does.
+    scales, num, steps and seeds left at None take that function's defaults, as the CLI does.
 
     pipe: an `AxialDiTPipeline` (a video model only with reference_images None: in time, its scales lengthen the
     clip); scales: side (frame count) ratios above 1; methods: labels such as "pi" or "yarn+entropy" (default: all,
     without and with entropy scaling; riflex too for a video model); num, steps, seeds: samples a seed, sampler
-    steps, seeds (at least 2); class_labels: ids of a tensor's images. Returns the `Calibration` (`table()`,
+    steps, seeds (at least 2); None: DEFAULT_SCALES, DEFAULT_NUM, DEFAULT_STEPS, DEFAULT_SEEDS; class_labels: ids
+    of a tensor's images. Returns the `Calibration` (`table()`,
     `bands`, `to_dict()`: calibration.json); `pipe.save_pretrained` then writes the default. ValueError, before
     any sampling, naming the argument that is wrong. See docs/extrapolation.md.
     """
@@ -431,10 +432,9 @@ def calibrate(
     if is_family_pipeline(pipe):  # prompts in place of reference images; sizes or frames in place of the scales
         if class_labels is not None:
             raise TypeError("class_labels: a diffusers pipeline is calibrated on prompts, not class labels")
-        # the shared arguments left at their defaults take the pipeline calibration's own
-        given = dict(scales=scales if scales is None else tuple(scales), num=num, steps=steps, seeds=seeds)
-        defaults = dict(scales=DEFAULT_SCALES, num=DEFAULT_NUM, steps=DEFAULT_STEPS, seeds=DEFAULT_SEEDS)
-        shared = {name: value for name, value in given.items() if value != defaults[name]}
+        # the shared arguments left at None take the pipeline calibration's own defaults
+        given = dict(scales=scales, num=num, steps=steps, seeds=seeds)
+        shared = {name: value for name, value in given.items() if value is not None}
         shared.update(methods=methods, guidance_scale=guidance_scale, progress=progress)
         return calibrate_pipeline(pipe, reference_images, **shared, **pipeline_settings)
     if pipeline_settings:
@@ -456,6 +456,8 @@ def calibrate(
             reference_images, pipe.config.class_names, pipe.transformer.config.num_classes, labels=class_labels
         )
     )
+    scales, num = DEFAULT_SCALES if scales is None else scales, DEFAULT_NUM if num is None else num
+    steps, seeds = DEFAULT_STEPS if steps is None else steps, DEFAULT_SEEDS if seeds is None else seeds
     result = measure(pipe, references, scales, methods, num, steps, seeds, guidance_scale, progress)
     pipe.set_default_extrapolation(result.bands)
     return result
