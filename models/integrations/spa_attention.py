@@ -13,8 +13,9 @@ the mean of the attention outputs, up to float rounding. The q, k, v projections
 
 A forward that registered variants and ran no attention on them raises (the tables did not reach a
 wrapped processor: SPA would silently be plain extrapolation). Under context parallelism the rope builds
-the variants of its shard of the ids from the whole grid's layout, and every variant's attention gathers
-the whole sequence as the family's own does.
+the variants of its shard of the ids from the whole grid's layout (Flux), or diffusers shards the rope's
+whole tables into views (Qwen-Image, Wan: each variant's table is then sharded alike, `_viewed_alike`), and
+every variant's attention gathers the whole sequence as the family's own does.
 """
 
 from __future__ import annotations
@@ -71,14 +72,57 @@ def _key_tensor(table) -> torch.Tensor | None:
     return None
 
 
-def _find(registry: dict, values) -> tuple[object, _Variants] | None:
-    """(where, variants): the argument (a position or a name) that is a registered first table."""
+def _find(registry: dict, values) -> tuple[object, _Variants, tuple] | None:
+    """(where, variants, their tables as this call takes them): the argument (a position or a name) that is a
+    registered first table, or a view of one (diffusers' context parallelism shards some families' rope outputs,
+    Qwen-Image's and Wan's, into views of them: each variant's table is then viewed alike)."""
     for where, value in values:
         key = _key_tensor(value)
-        entry = None if key is None else registry.get(id(key))
+        if key is None:
+            continue
+        entry = registry.get(id(key))
         if entry is not None and _key_tensor(entry.tables[0]) is key:
-            return where, entry
+            return where, entry, entry.tables
+        for entry in registry.values():
+            tables = _viewed_alike(value, entry.tables)
+            if tables is not None:
+                return where, entry, tables
     return None
+
+
+def _parts(table) -> tuple:
+    return tuple(table) if isinstance(table, (tuple, list)) else (table,)
+
+
+def _viewed_alike(value, tables: tuple) -> tuple | None:
+    """Each variant's table viewed as `value` views the first variant's (every tensor of `value` a view of the
+    first table's tensor in its place, all variants laid out alike), or None where `value` is no such view."""
+    parts, first = _parts(value), _parts(tables[0])
+    if len(parts) != len(first) or not all(isinstance(t, torch.Tensor) for t in (*parts, *first)):
+        return None
+    for part, own in zip(parts, first, strict=True):
+        if part.dtype != own.dtype or part.device != own.device:
+            return None
+        if part.untyped_storage().data_ptr() != own.untyped_storage().data_ptr():
+            return None
+    for table in tables[1:]:
+        for variant, own in zip(_parts(table), first, strict=True):
+            if variant.shape != own.shape or variant.stride() != own.stride():
+                return None
+            if variant.untyped_storage().nbytes() != own.untyped_storage().nbytes():
+                return None
+    viewed = []
+    for table in tables:
+        views = tuple(
+            variant
+            if part is own
+            else variant.as_strided(
+                part.size(), part.stride(), variant.storage_offset() + part.storage_offset() - own.storage_offset()
+            )
+            for part, own, variant in zip(parts, first, _parts(table), strict=True)
+        )
+        viewed.append(type(value)(views) if isinstance(value, (tuple, list)) else views[0])
+    return tuple(viewed)
 
 
 def _mean(outputs: list):
@@ -132,10 +176,10 @@ class AveragingProcessor:
         found = _find(registry, [*enumerate(args), *kwargs.items()])
         if found is None:  # an attention without this forward's rope table (a cross-attention)
             return self.processor(attn, *args, **kwargs)
-        where, entry = found
+        where, entry, tables = found
         entry.used = True
         outputs = []
-        for table in entry.tables:
+        for table in tables:
             if isinstance(where, int):
                 call_args, call_kwargs = (*args[:where], table, *args[where + 1 :]), kwargs
             else:

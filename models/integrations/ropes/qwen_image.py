@@ -30,7 +30,10 @@ from typing import ClassVar
 
 import torch
 
+from axialrope.coords import bundle_positions, bundle_slides
+
 from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..spa_attention import register_variants
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axial_table, grid_table, plan_key
 from .references import Extent, cover_map, key_bands, reference_rule, refuse_untwist
 
@@ -52,6 +55,9 @@ class QwenKind(RopeKind):
         if variant not in DYPE_VARIANTS:
             raise ValueError(f"dype_variant must be one of {DYPE_VARIANTS}, got {variant!r}")
         return QwenRope(original, setup)
+
+    def spa_unreached(self, family: Family) -> str:
+        return ""  # the (image, text) tables reach every joint attention call as `image_rotary_emb`
 
 
 def centred_positions(n: int, centred: bool) -> torch.Tensor:
@@ -110,21 +116,21 @@ class QwenRope(ExtrapolatedRope):
         return torch.arange(sum(sizes)) >= sizes[0]
 
     def grid(self, shapes: list[tuple[int, int, int]]) -> tuple[int, int]:
-        """The (h, w) the plan is for: the generated image's ("cover", "untwist"), the largest over all
-        images ("keep")."""
-        if self.reference_rule != "keep":
+        """The (h, w) the plan is for: the generated image's ("cover", "untwist", and spa's under any rule: it
+        bundles the generated image alone), the largest over all images ("keep")."""
+        if self.reference_rule != "keep" or self.method_for(shapes[0][1:])[0].method == "spa":
             return shapes[0][1:]
         return max(h for _, h, _ in shapes), max(w for _, _, w in shapes)
 
-    def image_positions(self, shapes: list[tuple[int, int, int]]) -> list[list[torch.Tensor]]:
+    def image_positions(self, shapes: list[tuple[int, int, int]], cover: bool = True) -> list[list[torch.Tensor]]:
         """Per image, its (frame, y, x) positions (float64): frames index .. index + f - 1 (Qwen-Image-Layered's
         condition image at -1), y and x as QwenEmbedRope places them, a reference's mapped onto the
-        generated image's extent under "cover"."""
+        generated image's extent under "cover" (unless `cover` is False: the pipeline's positions)."""
         out_y, out_x = (centred_positions(n, self.scale_rope) for n in shapes[0][1:])
         positions = []
         for index, (frames, height, width) in enumerate(shapes):
             ys, xs = centred_positions(height, self.scale_rope), centred_positions(width, self.scale_rope)
-            if index and self.reference_rule != "keep":
+            if index and cover and self.reference_rule != "keep":
                 ys, xs = (_covering(own, out) for own, out in ((ys, out_y), (xs, out_x)))
             first = -1 if self.layered and index == len(shapes) - 1 else index  # Layered's condition image: -1
             positions.append([torch.arange(first, first + frames, dtype=torch.float64), ys, xs])
@@ -142,20 +148,44 @@ class QwenRope(ExtrapolatedRope):
         device = torch.device(device) if device is not None else torch.device("cpu")
         dims, thetas, scalings = self.setup.dims, self.setup.thetas, self.axis_scalings(plan)
 
-        def build():
-            tables = [
-                torch.complex(*grid_table(dims, thetas, scalings, plan.logit_scale, positions, device))
-                for positions in self.image_positions(shapes)
-            ]
+        def image_table(positions):
+            return torch.cat(
+                [torch.complex(*grid_table(dims, thetas, scalings, plan.logit_scale, p, device)) for p in positions]
+            )
+
+        def text_table():
             start = self.text_start(shapes)
             if self.authors_qwen(self.method_for(grid)[0]):  # the trained table, exactly as QwenEmbedRope gives it
-                text = self.original.pos_freqs[start : start + text_tokens].to(device)
-            else:
-                where = (start + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
-                text = torch.complex(*axial_table(dims, thetas, scalings, plan.logit_scale, where, device))
-            return torch.cat(tables), text
+                return self.original.pos_freqs[start : start + text_tokens].to(device)
+            where = (start + torch.arange(text_tokens, dtype=torch.float64))[:, None].expand(-1, 3)
+            return torch.complex(*axial_table(dims, thetas, scalings, plan.logit_scale, where, device))
+
+        if plan.bundle_size > 1:  # spa: every variant's tables, the first handed on (`spa_attention.py`)
+            build = lambda: self.spa_tables(shapes, plan, image_table, text_table())  # noqa: E731
+            key = ("spa", tuple(shapes), text_tokens, device, plan_key(plan), plan.bundle_size, plan.bundled_axes)
+            return register_variants(self, self.cached(key, build))
+
+        def build():
+            return image_table(self.image_positions(shapes)), text_table()
 
         return self.cached((tuple(shapes), text_tokens, device, plan_key(plan)), build)
+
+    def spa_tables(self, shapes, plan, image_table, text: torch.Tensor) -> tuple:
+        """spa's (image, text) tables, one per variant of `bundle_slides`: the generated image's y and x (the first
+        of `shapes`; Qwen-Image-Layered's generated layers, all but its last, the condition image) bundled from
+        their first token, references at the pipeline's positions and text as they are.
+        image_table: per-image positions -> complex (image tokens, pairs); text: complex (text tokens, pairs)."""
+        planned = self.setup.family.planned_axes
+        generated = range(max(1, len(shapes) - 1)) if self.layered else range(1)
+        tables = []
+        for first in bundle_slides(len(plan.bundled_axes), plan.bundle_size):
+            positions = self.image_positions(shapes, cover=False)
+            for image in generated:
+                for axis, size in zip(plan.bundled_axes, first, strict=True):
+                    own = positions[image][planned[axis]]
+                    positions[image][planned[axis]] = bundle_positions(own, float(own[0]), 1.0, size, plan.bundle_size)
+            tables.append((image_table(positions), text))
+        return tuple(tables)
 
     @staticmethod
     def call_arguments(args, kwargs) -> tuple:

@@ -33,7 +33,10 @@ from typing import ClassVar
 import torch
 from einops import rearrange
 
+from axialrope.coords import bundle_positions, bundle_slides
+
 from ..family import Family, RiflexK, RopeAxes, Timestep, TrainedGrid
+from ..spa_attention import register_variants
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, grid_table, index_positions, plan_key
 
 
@@ -47,13 +50,21 @@ class LatentGridKind(RopeKind):
     per_sample: the tables' first axis (1 in `shape`) broadcasts over the batch in the family's attention
         (Wan's (1, seq, 1, d)), so it can hold one table per sample: a batch whose samples are at different
         diffusion times gets each its own under a timestep-dependent method (others refuse such a batch).
+    spa: the tables reach the self-attention's processor as the rope returned them (Wan's and its copies'),
+        so spa's variants can be averaged there (`spa_attention.py`).
     """
 
     patch: tuple[str, ...]
     shape: str = "s d"
     temporal_skip: str | None = None
     per_sample: bool = False
+    spa: bool = False
     title: ClassVar[str] = "grid (hidden_states)"
+
+    def spa_unreached(self, family: Family) -> str:
+        if self.spa:
+            return ""
+        return super().spa_unreached(family)
 
     def patch_sizes(self, config) -> tuple[int, ...]:
         values = [config[key] for key in self.patch]
@@ -116,19 +127,36 @@ class LatentGridRope(ExtrapolatedRope):
         positions = self.kind.positions(self.setup.config, sizes)
         device = hidden_states.device
 
-        def build():
+        def build(where=positions):
             tables = grid_table(
                 self.setup.dims,
                 self.setup.thetas,
                 self.axis_scalings(plan),
                 plan.logit_scale,
-                positions,
+                where,
                 device,
                 full=True,
             )
             return tuple(rearrange(t, f"s d -> {self.shape}") for t in tables)
 
+        if plan.bundle_size > 1:  # spa: every variant's tables, the first handed on (`spa_attention.py`)
+            variants = lambda: tuple(build(where) for where in self.spa_positions(positions, plan))  # noqa: E731
+            key = ("spa", sizes, device, plan_key(plan), plan.bundle_size, plan.bundled_axes)
+            return register_variants(self, self.cached(key, variants))
         return self.cached((sizes, device, plan_key(plan)), build)
+
+    def spa_positions(self, positions: list[torch.Tensor], plan) -> list[list[torch.Tensor]]:
+        """Per variant of `bundle_slides`, the per-axis positions (each (n_a,) float64) with the plan's bundled
+        (spatial) axes bundled from their first token; the other axes (time) as `positions` gives them."""
+        planned = self.setup.family.planned_axes
+        out = []
+        for first in bundle_slides(len(plan.bundled_axes), plan.bundle_size):
+            where = list(positions)
+            for axis, size in zip(plan.bundled_axes, first, strict=True):
+                own = where[planned[axis]]
+                where[planned[axis]] = bundle_positions(own, float(own[0]), 1.0, size, plan.bundle_size)
+            out.append(where)
+        return out
 
     def token_sizes(self, hidden_states: torch.Tensor) -> tuple[int, ...]:
         return tuple(n // p for n, p in zip(hidden_states.shape[2:], self.patch_size, strict=True))
@@ -161,7 +189,7 @@ WAN = Family(
     name="wan",
     title="Wan 2.1 / 2.2",
     classes=("WanTransformer3DModel",),
-    kind=LatentGridKind(patch=("patch_size",), shape="1 s 1 d", per_sample=True),
+    kind=LatentGridKind(patch=("patch_size",), shape="1 s 1 d", per_sample=True, spa=True),
     axes=("temporal", "spatial", "spatial"),
     rope_axes=RopeAxes(
         dims=wan_axes_dims, theta=10000.0, theta_source="WanRotaryPosEmbed's default; WanTransformer3DModel passes none"

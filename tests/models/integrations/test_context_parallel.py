@@ -19,10 +19,11 @@ from axialrope.models import apply_extrapolation
 METHODS = ["none", "pi", "yarn", "dype-yarn", "ntk+entropy", "sega"]  # sega: the spectrum of the whole latent
 CP_CASES = {  # family: (token grid beyond its tiny trained grid, timestep, methods)
     "flux": ((8, 8), 0.7, [*METHODS, "spa"]),  # spa: every variant's attention gathers the whole sequence
-    "wan": ((8, 8, 8), 700.0, [*METHODS, "riflex"]),
+    "wan": ((8, 8, 8), 700.0, [*METHODS, "riflex", "spa"]),  # spa: diffusers shards each variant's table alike
     "flux2": ((8, 8), 0.7, METHODS),  # the rope called once per ids argument, each (1, seq, 4) split on seq
     "chronoedit": ((2, 8, 8), 700.0, METHODS),  # a two-frame edit (times 0 and 3) at twice its trained size
-    "qwen-image-layered": ((8, 8), 0.7, METHODS),  # QwenEmbedLayer3DRope's two tables split on their sequence
+    # QwenEmbedLayer3DRope's two tables split on their sequence (spa: each variant's alike)
+    "qwen-image-layered": ((8, 8), 0.7, [*METHODS, "spa"]),
 }
 WORKER = Path(__file__).with_name("context_parallel_worker.py")
 

@@ -10,8 +10,24 @@ from axialrope.models import apply_extrapolation
 from axialrope.models.integrations.registry import FAMILIES, methods_for, refusal
 from axialrope.models.integrations.spa_attention import AveragingProcessor
 
-# the families whose rope builds the variants (ids kinds called once on all ids)
-REACHED = ["flux", "flux-controlnet", "chroma", "longcat-image", "ovis-image", "krea2", "bria", "bria-fibo"]
+# the families whose rope builds the variants (ids kinds called once on all ids, QwenEmbedRope's kind, Wan's grid)
+REACHED = [
+    "flux",
+    "flux-controlnet",
+    "chroma",
+    "longcat-image",
+    "ovis-image",
+    "krea2",
+    "bria",
+    "bria-fibo",
+    "qwen-image",
+    "qwen-image-controlnet",
+    "nucleusmoe-image",
+    "wan",
+    "wan-vace",
+    "wan-animate",
+    "skyreels-v2",
+]
 
 
 def _double(inputs):
@@ -139,7 +155,7 @@ def test_every_family_takes_spa_or_refuses_it_by_name():
 
 
 def test_refused_families_are_left_untouched(tiny):
-    for name in ("flux2", "wan", "qwen-image"):
+    for name in ("flux2", "hunyuan-video", "qwen-image-2.1"):
         model = tiny.TINY[name].make()
         with pytest.raises(ValueError, match="spa averages softmax attention"):
             apply_extrapolation(model, "spa")
