@@ -25,20 +25,19 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from reporting import save_labelled_grid
+from reporting import run_parts, save_labelled_grid
 from samples_and_real import FLOOR_SEED, REAL_SEED, fastest_shift, generate, real_images, real_videos
 
 from axialrope.pipelines.dit.bundled import bundled_model_path
 from axialrope.pipelines.dit.pipeline import AxialDiTPipeline
 from axialrope.pipelines.dit.runs import load_run_pipeline
 from axialrope.pipelines.evaluation.cells import (
+    VIDEO_METHOD_NAMES,
     Method,
     References,
     floor_distance,
@@ -47,19 +46,8 @@ from axialrope.pipelines.evaluation.cells import (
 )
 from axialrope.pipelines.evaluation.metrics import repetition_score, shape_persistence, video_swd
 
-VIDEO_METHOD_NAMES = (
-    "none",
-    "pi",
-    "ntk",
-    "yarn",
-    "riflex",
-    "dype-ntk",
-    "dype-yarn",
-    "kappa-pi",
-    "kappa-ntk",
-    "kappa-yarn",
-    "spa",
-)
+# calibration's video methods (in time), and spa, which acts in space: its 2x-the-side video cell
+VIDEO_METHOD_NAMES = (*VIDEO_METHOD_NAMES, "spa")
 ROPE_METHODS = image_methods(rope=True)
 SINCOS_METHODS = image_methods(rope=False)  # a sin-cos model has no frequencies to rescale
 VIDEO_METHODS = [Method(name) for name in VIDEO_METHOD_NAMES] + [Method("none", True)]
@@ -338,27 +326,7 @@ def all_parts(args) -> list[str]:
 
 def run_all(parts: list[str], args) -> None:
     """Each part in its own process, `args.jobs` at a time, one torch thread each; stops on a failed part."""
-    forwarded = [a for a in sys.argv[1:] if a != "--report-only"]
-    waiting, running = list(parts), {}
-    (args.out / "logs").mkdir(parents=True, exist_ok=True)
-    while waiting or running:
-        while waiting and len(running) < args.jobs:
-            part = waiting.pop(0)
-            log = open(args.out / "logs" / f"{part.replace(':', '_')}.log", "w")
-            command = [sys.executable, __file__, *forwarded, "--part", part, "--threads", "1"]
-            running[part] = (subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), log, time.perf_counter())
-            print(f"started {part}", flush=True)
-        time.sleep(0.5)
-        for part, (process, log, started) in list(running.items()):
-            if process.poll() is None:
-                continue
-            log.close()
-            del running[part]
-            if process.returncode != 0:
-                for other, _, _ in running.values():
-                    other.terminate()
-                raise SystemExit(f"part {part} failed (exit {process.returncode}); see {log.name}")
-            print(f"finished {part} in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    run_parts(__file__, parts, args.jobs, args.out)
 
 
 def main() -> None:

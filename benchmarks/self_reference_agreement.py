@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ from extrapolation import (
     procedural_references,
     size_label,
 )
+from reporting import run_parts
 from samples_and_real import FLOOR_SEED, REAL_SEED, real_videos
 
 from axialrope.pipelines.evaluation.cells import floor_distance, generate, measure_cell, own_reference
@@ -136,28 +136,7 @@ def scored(data: str, label: str, size, seed: int, real: dict[str, float], score
 
 def run_all(parts: list[str], args) -> None:
     """Each part in its own process of one thread, `args.jobs` at a time, longest first; stops on a failure."""
-    forwarded = [a for a in sys.argv[1:] if a != "--report-only"]
-    waiting, running = list(parts), {}
-    (args.out / "logs").mkdir(parents=True, exist_ok=True)
-    while waiting or running:
-        while waiting and len(running) < args.jobs:
-            part = waiting.pop(0)
-            log_file = open(args.out / "logs" / f"{part.replace(':', '_')}.log", "w")
-            command = [sys.executable, __file__, *forwarded, "--part", part, "--threads", "1"]
-            process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-            running[part] = (process, log_file, time.perf_counter())
-            print(f"started {part}", flush=True)
-        time.sleep(0.5)
-        for part, (process, log_file, started) in list(running.items()):
-            if process.poll() is None:
-                continue
-            log_file.close()
-            del running[part]
-            if process.returncode != 0:
-                for other, _, _ in running.values():
-                    other.terminate()
-                raise SystemExit(f"part {part} failed (exit {process.returncode}); see {log_file.name}")
-            print(f"finished {part} in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    run_parts(__file__, parts, args.jobs, args.out)
 
 
 # -- the report ----------------------------------------------------------------------------------
