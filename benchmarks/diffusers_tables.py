@@ -63,11 +63,11 @@ def detached_rope(model, method: str, timestep: torch.Tensor):
     return rope
 
 
-def flux_rows(device: str, repeats: int) -> list[dict]:
+def rope_flux(device: str):
+    """Flux's real rope settings (axes (16, 56, 56), theta 10000) on a one-block transformer, for timing its rope."""
     from diffusers import FluxTransformer2DModel
 
-    # the real rope settings on a one-block transformer: only pos_embed runs here
-    model = FluxTransformer2DModel(
+    return FluxTransformer2DModel(
         num_layers=1,
         num_single_layers=1,
         attention_head_dim=128,
@@ -75,6 +75,10 @@ def flux_rows(device: str, repeats: int) -> list[dict]:
         joint_attention_dim=8,
         pooled_projection_dim=8,
     ).to(device)
+
+
+def flux_rows(device: str, repeats: int) -> list[dict]:
+    model = rope_flux(device)  # only pos_embed runs here
     own = model.pos_embed
     rows = []
     for size in FLUX_SIZES:

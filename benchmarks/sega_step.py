@@ -18,7 +18,7 @@ import argparse
 import os
 
 import torch
-from diffusers_tables import flux_ids, median_ms
+from diffusers_tables import flux_ids, median_ms, rope_flux
 from reporting import cpu_model
 
 from axialrope.models import apply_extrapolation
@@ -56,16 +56,7 @@ def one_size(handle, own, size: int, device: str, repeats: int) -> dict[str, flo
 
 
 def rows(device: str, repeats: int) -> list[dict]:
-    from diffusers import FluxTransformer2DModel
-
-    model = FluxTransformer2DModel(
-        num_layers=1,
-        num_single_layers=1,
-        attention_head_dim=128,
-        num_attention_heads=1,
-        joint_attention_dim=8,
-        pooled_projection_dim=8,
-    ).to(device)
+    model = rope_flux(device)
     own = model.pos_embed
     handle = apply_extrapolation(model, "sega")
     out = []
