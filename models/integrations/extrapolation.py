@@ -28,6 +28,7 @@ import inspect
 import types
 from collections.abc import Mapping, Sequence
 
+import torch
 from torch import nn
 
 from axialrope import Extrapolation
@@ -40,7 +41,6 @@ from .family import Family
 from .registry import FAMILIES, family_of, methods_for, refusal
 from .ropes.base import CallState, ExtrapolatedRope, RopeSetup
 from .ropes.references import ReferenceKeys, key_bands
-from .sega_latent import latent_argument
 from .spa_attention import install_averaging
 
 HANDLE_ATTRIBUTE = "_axialrope_extrapolation"
@@ -553,6 +553,24 @@ class RopeCallPlan(CallPlan):
 
     def inputs(self, state, module, args, kwargs):
         return self.reader.before_forward(state, args, kwargs, forward_parameters(type(module)))
+
+
+def latent_argument(family: Family, args: tuple, kwargs: dict, parameters: Sequence[str]):
+    """The forward's whole latent, before context parallelism splits it, as `axialrope.sega.token_map` takes it:
+    (B, C, H, W), (B, C, T, H, W) (also (B, T, C, H, W)) or packed tokens (B, N, D), read where the family's
+    `latent` says; ValueError where it was not given."""
+    read = family.latent
+    latent = argument(read.argument, args, kwargs, parameters)
+    if latent is None:
+        raise ValueError(f"sega plans each call from its latent: call {family.title} with its `{read.argument}`")
+    if read.layout == "list":
+        items = list(latent) if isinstance(latent, (list, tuple)) else [latent]
+        if len({tuple(item.shape) for item in items}) != 1:
+            raise ValueError(f"sega needs {family.title}'s latents at one size, got {[tuple(i.shape) for i in items]}")
+        return torch.stack(items)
+    if read.layout == "last":
+        return latent.movedim(-1, 1)
+    return latent
 
 
 def _undo_all(undos: list) -> None:

@@ -83,6 +83,19 @@ class RopeAxes:
 
 
 @dataclass(frozen=True)
+class LatentRead:
+    """Where a family's forward takes its latent, for sega (`axialrope.sega`), which plans every call from it.
+
+    argument: the forward argument holding it. layout: "first" (channels before the grid axes, or packed
+    tokens whose first tokens are the grid's), "last" (channels last: (B, T, H, W, C)), or "list" (a list of
+    per-image (C, F, H, W) tensors at one size, stacked).
+    """
+
+    argument: str = "hidden_states"
+    layout: str = "first"
+
+
+@dataclass(frozen=True)
 class Family:
     """One family of diffusers models whose rope `apply_extrapolation` replaces.
 
@@ -103,7 +116,8 @@ class Family:
             the only methods with a meaning for the family, with why (`methods_reason`; empty: every
             method). makes_video: the pipeline's
             output is video (default: a temporal axis); no_time_axis: why riflex does not apply
-            (default: an image model).
+            (default: an image model). latent: where sega reads the call's latent; no_latent: why it cannot
+            (a clause; "" where it can), refusing sega.
     """
 
     name: str
@@ -127,6 +141,8 @@ class Family:
     no_time_axis: str = "is an image model"
     methods: tuple[str, ...] = ()
     methods_reason: str = ""
+    latent: LatentRead = LatentRead()
+    no_latent: str = ""
 
     def __post_init__(self):
         if any(role not in ROLES for role in self.axes):

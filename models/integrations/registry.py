@@ -33,7 +33,6 @@ from .ropes import (
     wan_hunyuan_video,
     z_image,
 )
-from .sega_latent import sega_refusal
 
 # every family, declared in the module of its rope; a new kind of rope adds its module here
 FAMILIES: tuple[Family, ...] = tuple(
@@ -145,8 +144,10 @@ def refusal(family: Family, method: str, entropy_scaling: bool = False) -> str |
     """Why `method` (with entropy scaling or not) has no meaning for `family`, or None where it applies."""
     if family.methods and method not in family.methods:
         return f"{method} has no meaning for {family.title}: {family.methods_reason}"
-    if method == "sega" and sega_refusal(family):
-        return f"sega has no meaning for {family.title}: {sega_refusal(family)}"
+    if method == "sega" and (family.no_latent or sum(role == "spatial" for role in family.axes) != 2):
+        spatial = sum(role == "spatial" for role in family.axes)
+        why = family.no_latent or f"sega acts on two spatial rope axes, and its rope has {spatial}"
+        return f"sega has no meaning for {family.title}: {why}"
     if method == "spa" and (family.attention == "linear" or family.kind.spa_unreached(family)):
         why = (
             "its attention is linear (no softmax)"

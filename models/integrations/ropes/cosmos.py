@@ -24,7 +24,7 @@ import torch
 
 from axialrope import rope_frequencies
 
-from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..family import Family, LatentRead, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, grid_table, index_positions, plan_key
 
 BASE_FPS = 24  # CosmosRotaryPosEmbed's base_fps (the transformer passes none)
@@ -152,6 +152,7 @@ COSMOS_CONTROLNET = replace(
         ),
     ),
     pipelines=("Cosmos2_5_TransferPipeline",),
+    latent=LatentRead("latents"),
 )
 
 FAMILIES = (COSMOS, COSMOS_CONTROLNET)

@@ -125,6 +125,7 @@ COSMOS3 = Family(
     rope_classes=("Cosmos3VLTextRotaryEmbedding",),
     pipelines=("Cosmos3OmniPipeline",),
     makes_video=True,
+    no_latent="its forward takes the token ids of one multimodal sequence, not a latent on a grid",
 )
 
 FAMILIES = (COSMOS3,)

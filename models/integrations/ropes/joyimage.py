@@ -145,6 +145,7 @@ JOYIMAGE_EDIT = Family(
     rope_attr="get_rotary_pos_embed",
     pipelines=("JoyImageEditPipeline",),
     no_time_axis="stacks its reference image and output as items on the time axis",
+    no_latent=("its hidden_states stack the image being made with the reference images, each on a grid of its own"),
 )
 
 JOYIMAGE_EDIT_PLUS = replace(

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import torch
 
-from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..family import Family, LatentRead, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, grid_table, plan_key
 
 
@@ -93,6 +93,7 @@ KANDINSKY5 = Family(
     rope_attr="visual_rope_embeddings",
     rope_classes=("Kandinsky5RoPE3D",),
     pipelines=("Kandinsky5T2VPipeline", "Kandinsky5I2VPipeline", "Kandinsky5T2IPipeline", "Kandinsky5I2IPipeline"),
+    latent=LatentRead(layout="last"),
 )
 
 KANDINSKY6 = Family(
@@ -119,6 +120,7 @@ KANDINSKY6 = Family(
     rope_attr="visual_rope_embeddings",
     rope_classes=("Kandinsky6RoPE3D",),
     pipelines=("Kandinsky6TI2VAPipeline",),
+    latent=LatentRead(layout="last"),
 )
 
 KANDINSKY6_SR = Family(
@@ -146,6 +148,7 @@ KANDINSKY6_SR = Family(
     rope_attr="visual_rope_embeddings",
     rope_classes=("Kandinsky6SRRoPE3D",),
     pipelines=("Kandinsky6SRPipeline",),
+    latent=LatentRead(layout="last"),
 )
 
 FAMILIES = (KANDINSKY5, KANDINSKY6, KANDINSKY6_SR)

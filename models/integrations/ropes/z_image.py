@@ -25,7 +25,7 @@ from typing import ClassVar
 
 import torch
 
-from ..family import Family, RopeAxes, Timestep, TrainedGrid
+from ..family import Family, LatentRead, RopeAxes, Timestep, TrainedGrid
 from .base import ExtrapolatedRope, RopeKind, RopeSetup, argument, axial_table, plan_key
 
 
@@ -131,6 +131,7 @@ Z_IMAGE = Family(
         "ZImageControlNetPipeline",
         "ZImageControlNetInpaintPipeline",
     ),
+    latent=LatentRead("x", "list"),
 )
 
 # shares the transformer's RopeEmbedder (ZImageControlNetModel.from_transformer), whose numbers it reads
@@ -146,6 +147,7 @@ Z_IMAGE_CONTROLNET = replace(
         theta_source="the transformer's RopeEmbedder it shares (from_transformer)",
     ),
     pipelines=("ZImageControlNetPipeline", "ZImageControlNetInpaintPipeline"),
+    latent=LatentRead("x", "list"),
 )
 
 BRIA_FIBO2 = Family(
